@@ -1,0 +1,172 @@
+"""What a check is: a small pure function registered under a stable code.
+
+A check receives the parsed URL (or the raw text, for checks on the raw input) and a
+:class:`CheckContext`, and yields :class:`Hit` values. The engine turns hits into findings with
+the severity the policy gives the rule. Checks never do I/O: DNS answers arrive already
+resolved in the context.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from urlvet.findings import Severity
+from urlvet.server import Server
+from urlvet.url import ParsedURL
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+RuleKind = Literal["raw", "url", "dns", "message"]
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One reason a rule fires on one URL."""
+
+    message: str
+    """Plain language for a person, naming the thing found."""
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+    """Facts the rule relied on, for machines and for experts."""
+    severity: Severity | None = None
+    """A severity for this hit other than the rule's default (the policy's override still wins)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckSettings:
+    """What the checks need from a policy, compiled once. Plain data, immutable."""
+
+    max_url_length: int = 2048
+    trusted_third_parties: frozenset[str] = frozenset()
+    """Hosts (exact) or registrable domains that any server may send users to."""
+    allowed_domains: frozenset[str] = frozenset()
+    """Domains the organisation vouches for; the domain and its subdomains match."""
+    blocked_domains: frozenset[str] = frozenset()
+    """Domains never to open; the domain and its subdomains match."""
+    allowed_networks: tuple[IPNetwork, ...] = ()
+    """Networks declared legitimate (a corporate range): address rules stay quiet there."""
+    blocked_networks: tuple[IPNetwork, ...] = ()
+    """Extra networks to block although they are public."""
+    internal_suffixes: frozenset[str] = frozenset()
+    """Name suffixes that only resolve inside a network (local, internal, corp, ...)."""
+    wildcard_dns_suffixes: frozenset[str] = frozenset()
+    """Services that resolve names with an address in them (nip.io, sslip.io, ...)."""
+    server_domains: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Per server name: the domains it is expected to send users to."""
+    lookalike: Any = None
+    """The lookalike index compiled from the protected domains (see checks/lookalike.py)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckContext:
+    """Everything a check may look at besides the URL itself."""
+
+    settings: CheckSettings
+    server: Server | None = None
+    raw: str = ""
+    """The URL as given."""
+    parse_error: str | None = None
+    """Why a browser refuses the URL, when it does."""
+    resolution: Any = None
+    """The DNS answers for the host (urlvet.resolve.Resolution), for ``dns`` rules."""
+    message: str | None = None
+    """The server's message shown beside the URL, for ``message`` rules."""
+
+
+CheckFn = Callable[[ParsedURL | None, CheckContext], Iterable[Hit]]
+
+_SECTIONS = ("## What it does", "## Why is this bad?", "## Example")
+_CODE = re.compile(r"^UV[1-9]\d\d$")
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A registered rule: stable code and name, default severity, documentation, check."""
+
+    code: str
+    name: str
+    family: str
+    severity: Severity
+    kind: RuleKind
+    check: CheckFn = field(repr=False)
+    doc: str = field(repr=False)
+    cwe: int | None = None
+
+    @property
+    def summary(self) -> str:
+        """The first paragraph of the 'What it does' section."""
+        text = self.doc.split("## What it does", 1)[-1].strip()
+        return text.split("\n\n", 1)[0].replace("\n", " ").strip()
+
+    def section(self, heading: str) -> str:
+        """The body of one documentation section ('What it does', 'Why is this bad?', ...)."""
+        parts = self.doc.split(f"## {heading}", 1)
+        if len(parts) < 2:
+            return ""
+        return parts[1].split("\n## ", 1)[0].strip()
+
+
+_DEFINED: dict[str, Rule] = {}
+
+
+def rule(
+    code: str,
+    name: str,
+    severity: Severity,
+    kind: RuleKind = "url",
+    cwe: int | None = None,
+) -> Callable[[CheckFn], CheckFn]:
+    """Register a check under ``code``. Its docstring is the rule's documentation."""
+    if not _CODE.match(code):
+        raise ValueError(f"bad rule code {code!r}")
+
+    def register(fn: CheckFn) -> CheckFn:
+        doc = _dedent_doc(fn.__doc__ or "")
+        if code in _DEFINED and _DEFINED[code].check is not fn:
+            raise ValueError(f"rule code {code} is defined twice")
+        _DEFINED[code] = Rule(
+            code=code,
+            name=name,
+            family=f"UV{code[2]}xx",
+            severity=severity,
+            kind=kind,
+            check=fn,
+            doc=doc,
+            cwe=cwe,
+        )
+        return fn
+
+    return register
+
+
+def defined_rules() -> Mapping[str, Rule]:
+    """The rules registered so far (use urlvet.checks.registry for the complete table)."""
+    return _DEFINED
+
+
+def missing_sections(doc: str) -> list[str]:
+    """The required documentation sections that ``doc`` lacks."""
+    return [s for s in _SECTIONS if s not in doc]
+
+
+def _dedent_doc(doc: str) -> str:
+    import inspect
+
+    return inspect.cleandoc(doc)
+
+
+def host_matches(host: str, domains: Iterable[str]) -> str | None:
+    """The first of ``domains`` equal to ``host`` or a parent of it (label-aligned), or None."""
+    h = host.rstrip(".").lower()
+    for d in domains:
+        if h == d or h.endswith("." + d):
+            return d
+    return None
+
+
+def parent_domains(host: str) -> list[str]:
+    """``a.b.c`` -> ``["a.b.c", "b.c", "c"]``; for set lookups instead of scans."""
+    labels = host.rstrip(".").lower().split(".")
+    return [".".join(labels[i:]) for i in range(len(labels))]

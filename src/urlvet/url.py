@@ -1,0 +1,236 @@
+"""Parse a URL exactly as a browser will, and describe its host and site.
+
+Parsing is ada-url's implementation of the WHATWG URL Standard, the algorithm browsers use.
+Python's ``urllib`` never decides the host here: it disagrees with browsers on backslashes,
+userinfo, IPv4 shorthand and more, and a check that looks at another host than the one the
+browser opens is worthless.
+
+The registrable domain (the "site") and the public suffix come from tldextract's bundled
+snapshot of the Public Suffix List, private section included, so that ``a.github.io`` and
+``b.github.io`` are different sites. The suffix list is never fetched and nothing is written
+to disk.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from enum import Enum
+from functools import cache
+from typing import TYPE_CHECKING
+
+from ada_url import URL, idna_to_unicode
+
+from urlvet.errors import InputError
+
+if TYPE_CHECKING:
+    import tldextract
+
+SPECIAL_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp", "file"})
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
+
+
+class HostKind(str, Enum):
+    """What the host of a parsed URL is."""
+
+    DOMAIN = "domain"
+    IPV4 = "ipv4"
+    IPV6 = "ipv6"
+    OPAQUE = "opaque"
+    """A host of a non-special scheme, which browsers do not resolve as a web host."""
+    EMPTY = "empty"
+    """No host at all (``javascript:``, ``data:``, ``file:///``)."""
+
+
+class InvalidURL(InputError):
+    """The URL is one a browser refuses to open."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedURL:
+    """A URL as a browser sees it. Every field is derived from the WHATWG parse."""
+
+    raw: str
+    """The input exactly as given."""
+    href: str
+    """The normalised URL: what the browser opens and what a consent screen must show."""
+    scheme: str
+    """The scheme in lower case, without the colon."""
+    username: str
+    """The percent-encoded username, or ''."""
+    password: str
+    """The percent-encoded password, or ''."""
+    host: str
+    """The host in A-label (punycode) form; IPv6 without brackets; '' when there is none."""
+    host_unicode: str
+    """The host with each valid A-label decoded to Unicode (equal to host otherwise)."""
+    host_kind: HostKind
+    """domain, ipv4, ipv6, opaque or empty."""
+    port: int | None
+    """The explicit port, or None when the URL uses the scheme's default."""
+    pathname: str
+    """The path as the browser will request it."""
+    search: str
+    """The query with its leading '?', or ''."""
+    hash: str
+    """The fragment with its leading '#', or ''."""
+    registrable_domain: str | None
+    """The site: public suffix plus one label, A-label, no trailing dot; None for IPs etc."""
+    public_suffix: str | None
+    """The public suffix of the host (ICANN or private section), or None."""
+    suffix_is_private: bool
+    """True when the public suffix comes from the PSL's private section (github.io...)."""
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None
+    """The address when the host is an IP literal."""
+
+    @property
+    def has_userinfo(self) -> bool:
+        """True when the URL carries a username or a password."""
+        return bool(self.username or self.password)
+
+    @property
+    def is_special(self) -> bool:
+        """True for the schemes the WHATWG standard treats as special (http, https, ...)."""
+        return self.scheme in SPECIAL_SCHEMES
+
+    @property
+    def effective_port(self) -> int | None:
+        """The port the browser will connect to."""
+        return self.port if self.port is not None else _DEFAULT_PORTS.get(self.scheme)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The host's labels (A-label form) without a trailing empty label."""
+        if self.host_kind is not HostKind.DOMAIN:
+            return ()
+        return tuple(self.host.rstrip(".").split("."))
+
+    @property
+    def host_for_display(self) -> str:
+        """The host as a person would read it (Unicode), bracketed when IPv6."""
+        if self.host_kind is HostKind.IPV6:
+            return f"[{self.host}]"
+        return self.host_unicode
+
+
+@cache
+def _suffix_extractor() -> tldextract.TLDExtract:
+    # Built on first use, not at import: `import urlvet` does no I/O. With no suffix_list_urls
+    # and no cache_dir it reads only the snapshot bundled in the package and never the network.
+    import tldextract
+
+    return tldextract.TLDExtract(
+        cache_dir=None,
+        suffix_list_urls=(),
+        fallback_to_snapshot=True,
+        include_psl_private_domains=True,
+    )
+
+
+def site_of(host: str) -> tuple[str | None, str | None, bool]:
+    """Registrable domain, public suffix and whether the suffix is from the private section.
+
+    ``host`` is an A-label domain; a trailing dot is ignored.
+    """
+    name = host.rstrip(".").lower()
+    if not name:
+        return None, None, False
+    ext = _suffix_extractor().extract_str(name)
+    suffix = ext.suffix or None
+    if not ext.suffix or not ext.domain:
+        return None, suffix, bool(ext.is_private)
+    return f"{ext.domain}.{ext.suffix}", suffix, bool(ext.is_private)
+
+
+def to_unicode(host: str) -> str:
+    """Decode each A-label of a host to Unicode; labels that do not decode are kept as-is."""
+    if "xn--" not in host:
+        return host
+    try:
+        return str(idna_to_unicode(host))
+    except (ValueError, UnicodeError):
+        return host
+
+
+def parse(raw: str) -> ParsedURL:
+    """Parse ``raw`` as a browser's address bar would (without a base URL).
+
+    Raises :class:`InvalidURL` when a browser would refuse the URL.
+    """
+    if not isinstance(raw, str):
+        raise InvalidURL(f"a URL must be text, not {type(raw).__name__}")
+    try:
+        u = URL(raw)
+        href = u.href
+        protocol = u.protocol
+        hostname = u.hostname
+        host_type = int(u.host_type)
+        port_text = u.port
+        username = u.username
+        password = u.password
+        pathname = u.pathname
+        search = u.search
+        fragment = u.hash
+    except (ValueError, UnicodeError, TypeError) as exc:
+        raise InvalidURL(_refusal_reason(raw)) from exc
+
+    scheme = protocol[:-1].lower()
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None = None
+    if host_type == 1:
+        kind = HostKind.IPV4
+        ip = ipaddress.IPv4Address(hostname)
+        host = hostname
+    elif host_type == 2:
+        kind = HostKind.IPV6
+        host = hostname.strip("[]")
+        ip = ipaddress.IPv6Address(host)
+    elif not hostname:
+        kind = HostKind.EMPTY
+        host = ""
+    elif scheme in SPECIAL_SCHEMES:
+        kind = HostKind.DOMAIN
+        host = hostname
+    else:
+        kind = HostKind.OPAQUE
+        host = hostname
+
+    registrable = suffix = None
+    private = False
+    host_unicode = host
+    if kind is HostKind.DOMAIN:
+        host_unicode = to_unicode(host)
+        registrable, suffix, private = site_of(host)
+
+    return ParsedURL(
+        raw=raw,
+        href=href,
+        scheme=scheme,
+        username=username,
+        password=password,
+        host=host,
+        host_unicode=host_unicode,
+        host_kind=kind,
+        port=int(port_text) if port_text else None,
+        pathname=pathname,
+        search=search,
+        hash=fragment,
+        registrable_domain=registrable,
+        public_suffix=suffix,
+        suffix_is_private=private,
+        ip=ip,
+    )
+
+
+def _refusal_reason(raw: str) -> str:
+    """A best-effort, plain-language reason why a browser refuses ``raw``."""
+    stripped = raw.strip("\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f"
+                         "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f ")
+    if not stripped:
+        return "the URL is empty"
+    if ":" not in stripped:
+        return "the URL has no scheme (a browser needs an absolute URL here)"
+    if "\x00" in raw:
+        return "the URL contains a NUL byte in a place a browser refuses"
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in raw):
+        return "the URL contains an unpaired surrogate (invalid Unicode)"
+    return "a browser would refuse this URL (invalid host, port or syntax)"
