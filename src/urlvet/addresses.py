@@ -128,8 +128,13 @@ _EXTRA: tuple[AddressRange, ...] = (
     AddressRange("fec0::/10", "Site-Local (deprecated)", "site-local", False, "RFC 3879"),
     AddressRange("::/96", "IPv4-compatible (deprecated)", "ipv4-compatible", False, "RFC 4291"),
     AddressRange("::ffff:0:0:0/96", "IPv4-translated", "ipv4-translated", False, "RFC 2765"),
-    AddressRange("169.254.169.254/32", "Cloud metadata (AWS, GCP, Azure, OpenStack...)",
-                 "cloud-metadata", False, "cloud"),
+    AddressRange(
+        "169.254.169.254/32",
+        "Cloud metadata (AWS, GCP, Azure, OpenStack...)",
+        "cloud-metadata",
+        False,
+        "cloud",
+    ),
     AddressRange("169.254.170.2/32", "AWS ECS task metadata", "cloud-metadata", False, "cloud"),
     AddressRange("169.254.169.123/32", "AWS time sync", "cloud-metadata", False, "cloud"),
     AddressRange("fd00:ec2::254/128", "AWS metadata (IPv6)", "cloud-metadata", False, "cloud"),
@@ -187,8 +192,9 @@ def classify(address: IPAddress | str) -> AddressClass:
         row = v4.match(int(address))
         if row is None:
             return AddressClass(str(address), "global", "Public unicast", None, True)
-        return AddressClass(str(address), row.category, row.name, row.network,
-                            row.globally_reachable)
+        return AddressClass(
+            str(address), row.category, row.name, row.network, row.globally_reachable
+        )
 
     value = int(address)
     row = v6.match(value)
@@ -197,16 +203,24 @@ def classify(address: IPAddress | str) -> AddressClass:
         inner, via = embedded
         inner_class = classify(inner)
         if row is not None:
-            return AddressClass(str(address), row.category, row.name, row.network,
-                                inner_class.globally_reachable and row.category != "nat64-local",
-                                inner_class, via)
+            return AddressClass(
+                str(address),
+                row.category,
+                row.name,
+                row.network,
+                inner_class.globally_reachable and row.category != "nat64-local",
+                inner_class,
+                via,
+            )
     if row is not None:
-        return AddressClass(str(address), row.category, row.name, row.network,
-                            row.globally_reachable)
+        return AddressClass(
+            str(address), row.category, row.name, row.network, row.globally_reachable
+        )
     if address in _GLOBAL_UNICAST_V6:
         return AddressClass(str(address), "global", "Public unicast", None, True)
-    return AddressClass(str(address), "reserved", "Reserved by the IETF (not allocated)",
-                        None, False)
+    return AddressClass(
+        str(address), "reserved", "Reserved by the IETF (not allocated)", None, False
+    )
 
 
 def _embedded_ipv4(

@@ -54,7 +54,9 @@ class Server:
             return "stdio"
         p = self.parsed
         port = f":{p.port}" if p.port is not None else ""
-        return f"{p.scheme}://{p.host_for_display if p.host_kind is HostKind.IPV6 else p.host}{port}"
+        return (
+            f"{p.scheme}://{p.host_for_display if p.host_kind is HostKind.IPV6 else p.host}{port}"
+        )
 
     def label(self) -> str:
         """How to name the server to a person: its configured name and its origin."""

@@ -223,8 +223,10 @@ def parse(raw: str) -> ParsedURL:
 
 def _refusal_reason(raw: str) -> str:
     """A best-effort, plain-language reason why a browser refuses ``raw``."""
-    stripped = raw.strip("\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f"
-                         "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f ")
+    stripped = raw.strip(
+        "\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f"
+        "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f "
+    )
     if not stripped:
         return "the URL is empty"
     if ":" not in stripped:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -39,8 +40,9 @@ class CheckSettings:
     """What the checks need from a policy, compiled once. Plain data, immutable."""
 
     max_url_length: int = 2048
-    trusted_third_parties: frozenset[str] = frozenset()
-    """Hosts (exact) or registrable domains that any server may send users to."""
+    trusted_third_parties: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Third parties any server may send users to: host (or ``*.domain``) -> path prefixes
+    ('' for any path)."""
     allowed_domains: frozenset[str] = frozenset()
     """Domains the organisation vouches for; the domain and its subdomains match."""
     blocked_domains: frozenset[str] = frozenset()
@@ -157,12 +159,16 @@ def _dedent_doc(doc: str) -> str:
     return inspect.cleandoc(doc)
 
 
-def host_matches(host: str, domains: Iterable[str]) -> str | None:
-    """The first of ``domains`` equal to ``host`` or a parent of it (label-aligned), or None."""
-    h = host.rstrip(".").lower()
-    for d in domains:
-        if h == d or h.endswith("." + d):
-            return d
+def host_matches(host: str, domains: AbstractSet[str]) -> str | None:
+    """The longest of ``domains`` equal to ``host`` or a parent of it (label-aligned), or None.
+
+    A walk over the host's few parents with set lookups: the cost does not grow with the set.
+    """
+    if not domains:
+        return None
+    for parent in parent_domains(host):
+        if parent in domains:
+            return parent
     return None
 
 

@@ -1,0 +1,363 @@
+"""UV2xx: where the URL points on the network. Does it reach into the user's own network?
+
+This module looks at what the URL says (IP literals and names); the answers DNS gives for a
+name are judged in ``resolution.py``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterator
+
+from urlvet.addresses import AddressClass, classify, in_networks
+from urlvet.checks.base import CheckContext, Hit, host_matches, parent_domains, rule
+from urlvet.findings import Severity
+from urlvet.server import is_loopback_host
+from urlvet.url import HostKind, ParsedURL
+
+_ROUTE_LABELS = {
+    "loopback": "this computer (loopback)",
+    "private-use": "a private network",
+    "link-local": "a link-local network",
+    "cloud-metadata": "a cloud metadata service",
+    "shared-address-space": "a carrier-grade NAT network",
+    "unique-local": "a private network",
+    "multicast": "a multicast group",
+    "broadcast": "the local broadcast address",
+    "unspecified": "'this host' (0.0.0.0)",
+    "this-network": "'this network' (0.0.0.0/8)",
+}
+
+
+def describe(cls: AddressClass) -> str:
+    """A short plain-language name of where an address leads."""
+    eff = cls.effective
+    where = _ROUTE_LABELS.get(eff.category, f"a special-purpose range ({eff.name})")
+    if cls.embedded is not None:
+        return f"{where}, hidden inside the IPv6 address ({cls.via})"
+    return where
+
+
+def address_evidence(cls: AddressClass) -> dict[str, object]:
+    """The facts about one classified address, for a finding's evidence."""
+    eff = cls.effective
+    ev: dict[str, object] = {
+        "address": cls.address,
+        "category": eff.category,
+        "range": eff.network,
+        "range_name": eff.name,
+    }
+    if cls.embedded is not None:
+        ev["embedded_ipv4"] = cls.embedded.address
+        ev["via"] = cls.via
+    return ev
+
+
+def _local_callback(url: ParsedURL, ctx: CheckContext) -> bool:
+    return ctx.server is not None and ctx.server.is_local and is_loopback_host(url)
+
+
+@rule("UV201", "non-public-address-literal", Severity.CRITICAL, cwe=918)
+def non_public_address_literal(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """An IP-address host in a range that is not globally reachable, in any spelling.
+
+    ## What it does
+    Flags hosts that are IP addresses in private, loopback, link-local, cloud-metadata,
+    multicast, reserved or other special-purpose ranges, classified with urlvet's table built
+    from the IANA special-purpose registries. The browser's parser has already turned decimal,
+    octal, hex, shortened, full-width and percent-encoded spellings into one address, and IPv6
+    addresses that embed IPv4 (mapped, NAT64, 6to4, Teredo) are judged by the IPv4 address
+    they reach. A local server's loopback callback page is allowed; networks the policy
+    declares legitimate are exempt.
+
+    ## Why is this bad?
+    A server that sends the user's browser to `169.254.169.254` or `192.168.1.1` uses the
+    browser to reach inside the user's network (server-side request forgery through the
+    client, router attacks, cloud credential theft).
+
+    ## Example
+    `https://169.254.169.254/latest/meta-data/`, `https://[::ffff:7f00:1]/`,
+    `https://0x7f.1/`, `https://2130706433/`.
+    """
+    if url is None or url.ip is None:
+        return
+    cls = classify(url.ip)
+    if cls.globally_reachable or _local_callback(url, ctx):
+        return
+    if in_networks(url.ip, ctx.settings.allowed_networks) is not None:
+        return
+    yield Hit(
+        f"The link points to an IP address in {describe(cls)}, not a public website.",
+        address_evidence(cls),
+    )
+
+
+@rule("UV202", "localhost-name", Severity.CRITICAL, cwe=918)
+def localhost_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """The host `localhost` or a name under `.localhost`.
+
+    ## What it does
+    Flags `localhost` and `*.localhost`, which browsers resolve to the user's own computer
+    without asking DNS. A local server (stdio or loopback) may use them for its OAuth callback.
+
+    ## Why is this bad?
+    A remote server sending the user to their own machine targets local services: admin
+    consoles, development servers, database web UIs.
+
+    ## Example
+    `https://localhost:8080/admin`, `https://app.localhost/`.
+    """
+    if url is None or url.host_kind is not HostKind.DOMAIN:
+        return
+    host = url.host.rstrip(".").lower()
+    if (host == "localhost" or host.endswith(".localhost")) and not _local_callback(url, ctx):
+        yield Hit(
+            "The link points to this computer (localhost), not a public website.", {"host": host}
+        )
+
+
+@rule("UV203", "internal-name", Severity.HIGH, cwe=918)
+def internal_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A host name that only resolves inside a private network.
+
+    ## What it does
+    Flags single-label names (`intranet`, `router`) and names under internal-only suffixes
+    (`.local`, `.internal`, `.localdomain`, `.home.arpa`, `.lan`, `.corp`, `.intranet`,
+    `metadata.google.internal`...; the list is in the policy), unless the policy allows the
+    domain.
+
+    ## Why is this bad?
+    Such a name points at a machine on the user's own network, which a remote server has no
+    business sending them to.
+
+    ## Example
+    `https://router/`, `https://printer.local/`, `https://metadata.google.internal/`.
+    """
+    if url is None or url.host_kind is not HostKind.DOMAIN:
+        return
+    host = url.host.rstrip(".").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return
+    if host_matches(host, ctx.settings.allowed_domains):
+        return
+    if "." not in host:
+        yield Hit(
+            f"The link points to {host!r}, a single-word name that only works inside a "
+            "private network.",
+            {"host": host, "reason": "single-label"},
+        )
+        return
+    for suffix in parent_domains(host)[1:]:
+        if suffix in ctx.settings.internal_suffixes:
+            yield Hit(
+                f"The link points to {host!r}, a name under .{suffix} that only works "
+                "inside a private network.",
+                {"host": host, "suffix": suffix},
+            )
+            return
+
+
+_V4_DOTTED = re.compile(r"(?:^|[.-])((?:\d{1,3}[.-]){3}\d{1,3})(?:$|[.-])")
+_V4_HEX = re.compile(r"(?:^|[.-])([0-9a-f]{8})(?:$|[.-])")
+_V6_DASHED = re.compile(
+    r"(?:^|\.)([0-9a-f-]*--[0-9a-f-]*|(?:[0-9a-f]{1,4}-){7}[0-9a-f]{1,4})(?:$|\.)"
+)
+
+
+def embedded_addresses(label_part: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """Addresses written into a name the way wildcard-DNS services read them."""
+    found: list[ipaddress.IPv4Address | ipaddress.IPv6Address] = []
+    for m in _V4_DOTTED.finditer(label_part):
+        parts = re.split(r"[.-]", m.group(1))
+        if all(int(p) <= 255 for p in parts):
+            found.append(ipaddress.IPv4Address(".".join(str(int(p)) for p in parts)))
+    for m in _V4_HEX.finditer(label_part):
+        found.append(ipaddress.IPv4Address(int(m.group(1), 16)))
+    for m in _V6_DASHED.finditer(label_part):
+        try:
+            found.append(ipaddress.IPv6Address(m.group(1).replace("-", ":")))
+        except ValueError:
+            continue
+    return found
+
+
+@rule("UV204", "address-in-name", Severity.CRITICAL, cwe=918)
+def address_in_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A name under a wildcard-DNS service that resolves to an address written in the name.
+
+    ## What it does
+    Flags names under services such as nip.io, sslip.io, xip.io, localtest.me, lvh.me and
+    1u.ms (the list is in the policy). Where the name carries an address (`10.0.0.1.nip.io`,
+    `app-192-168-1-1.sslip.io`, `0a000001.nip.io`) it is classified like an IP literal: a
+    private target blocks, a public one warns. Services that always answer loopback, and
+    rebinding services, block.
+
+    ## Why is this bad?
+    These names exist to make any IP address look like a domain name, which is exactly what
+    an attacker needs to get an internal address past a filter that only looks at IP
+    literals, or to rebind DNS between the check and the visit.
+
+    ## Example
+    `https://169.254.169.254.nip.io/`, `https://localtest.me/`,
+    `https://make-1.2.3.4-rebind-127.0.0.1-rr.1u.ms/`.
+    """
+    if url is None or url.host_kind is not HostKind.DOMAIN:
+        return
+    host = url.host.rstrip(".").lower()
+    service = host_matches(host, ctx.settings.wildcard_dns_suffixes)
+    if service is None:
+        return
+    prefix = host[: -len(service)].rstrip(".")
+    addresses = embedded_addresses(prefix)
+    evidence: dict[str, object] = {"host": host, "service": service}
+    if not addresses:
+        yield Hit(
+            f"The link uses {service}, a service that makes names resolve to any "
+            "address, usually this computer or a private network.",
+            evidence,
+        )
+        return
+    classes = [classify(a) for a in addresses]
+    private = [c for c in classes if not c.globally_reachable]
+    evidence["embedded"] = [address_evidence(c) for c in classes]
+    if private:
+        yield Hit(
+            f"The link uses {service} to disguise an address in {describe(private[0])} "
+            f"({private[0].address}) as a name.",
+            evidence,
+        )
+    else:
+        yield Hit(
+            f"The link uses {service} to disguise the IP address {classes[0].address} as a name.",
+            evidence,
+            severity=Severity.MEDIUM,
+        )
+
+
+@rule("UV205", "public-address-literal", Severity.MEDIUM)
+def public_address_literal(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A public IP address instead of a name.
+
+    ## What it does
+    Flags web URLs whose host is a globally reachable IP address.
+
+    ## Why is this bad?
+    Legitimate sign-in and payment pages live on names with certificates a person can
+    recognise. A bare address hides who runs the page.
+
+    ## Example
+    `https://203.0.114.7/login` (any public address).
+    """
+    if url is None or url.ip is None:
+        return
+    cls = classify(url.ip)
+    if cls.globally_reachable and in_networks(url.ip, ctx.settings.blocked_networks) is None:
+        yield Hit(
+            f"The link points to the bare IP address {url.host_for_display} instead of a "
+            "site name.",
+            address_evidence(cls),
+        )
+
+
+def raw_host(raw: str) -> str | None:
+    """The host as written in the raw input (before browser normalisation), roughly."""
+    text = raw.strip()
+    colon = text.find(":")
+    if colon <= 0:
+        return None
+    rest = text[colon + 1 :].lstrip("/\\")
+    end = len(rest)
+    for sep in "/\\?#":
+        i = rest.find(sep)
+        if i != -1 and i < end:
+            end = i
+    authority = rest[:end]
+    authority = authority.rsplit("@", 1)[-1]
+    if authority.startswith("["):
+        return authority.split("]", 1)[0] + "]"
+    return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
+
+
+@rule("UV206", "obfuscated-address", Severity.HIGH, cwe=180)
+def obfuscated_address(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """An IP-address host written in a disguised spelling.
+
+    ## What it does
+    Flags IPv4 hosts written as a decimal integer, in octal or hex, shortened (`127.1`),
+    with full-width digits or ideographic dots, or percent-encoded, and IPv6 hosts that
+    write an IPv4 address inside them: anything but the plain dotted form the browser
+    shows after parsing.
+
+    ## Why is this bad?
+    There is no honest reason to disguise an address. These spellings exist to slip past
+    filters and past the eye of the person asked to approve the link.
+
+    ## Example
+    `https://2130706433/`, `https://0x7f.0.0.1/`, `https://0177.0.0.1/`, `https://１２７．０．０．１/`.
+    """
+    if url is None or url.ip is None:
+        return
+    written = raw_host(ctx.raw)
+    if written is None:
+        return
+    canonical = url.host if url.host_kind is HostKind.IPV4 else f"[{url.host}]"
+    if url.host_kind is HostKind.IPV4:
+        if written.lower().rstrip(".") == canonical:
+            return
+    elif "." not in written and "%" not in written:
+        return
+    yield Hit(
+        f"The address is disguised: written as {written!r}, it means {url.host}.",
+        {"written": written, "address": url.host},
+    )
+
+
+@rule("UV207", "blocked-network", Severity.CRITICAL, cwe=918)
+def blocked_network(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """An IP-address host in a network the policy blocks.
+
+    ## What it does
+    Flags IP literals inside `networks.blocked` of the policy, for ranges that are public
+    on the Internet but private to the organisation (its own address space, a partner VPN).
+
+    ## Why is this bad?
+    The organisation has said that nothing should send users there.
+
+    ## Example
+    With `networks: {blocked: ["203.0.113.0/24"]}`: `https://203.0.113.10/`.
+    """
+    if url is None or url.ip is None:
+        return
+    net = in_networks(url.ip, ctx.settings.blocked_networks)
+    if net is not None:
+        yield Hit(
+            f"The link points to {url.host_for_display}, in a network your policy blocks ({net}).",
+            {"address": url.host, "network": str(net)},
+        )
+
+
+@rule("UV208", "blocked-domain", Severity.CRITICAL)
+def blocked_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A host the policy blocks.
+
+    ## What it does
+    Flags hosts equal to, or under, a domain listed in `domains.blocked` of the policy.
+
+    ## Why is this bad?
+    The organisation has said that nothing should send users there: known phishing, a
+    retired service, a competitor's look-alike.
+
+    ## Example
+    With `domains: {blocked: ["evil.example"]}`: `https://login.evil.example/`.
+    """
+    if url is None or url.host_kind is not HostKind.DOMAIN:
+        return
+    hit = host_matches(url.host, ctx.settings.blocked_domains)
+    if hit is None and url.host_unicode != url.host:
+        hit = host_matches(url.host_unicode, ctx.settings.blocked_domains)
+    if hit is not None:
+        yield Hit(
+            f"The link goes to {url.host_unicode}, under {hit}, which your policy blocks.",
+            {"host": url.host, "domain": hit},
+        )

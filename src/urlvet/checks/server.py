@@ -1,0 +1,202 @@
+"""UV4xx: the URL against the server that asked for it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from urlvet.checks.base import CheckContext, Hit, host_matches, parent_domains, rule
+from urlvet.findings import Severity
+from urlvet.server import is_loopback_host
+from urlvet.url import HostKind, ParsedURL
+
+
+def trusted_third_party(url: ParsedURL, ctx: CheckContext) -> str | None:
+    """The policy entry that vouches for this URL as a trusted third party, or None."""
+    table = ctx.settings.trusted_third_parties
+    if not table or url.host_kind is not HostKind.DOMAIN or url.scheme != "https":
+        return None
+    host = url.host.rstrip(".").lower()
+    candidates = [host] + ["*." + p for p in parent_domains(host)[1:]]
+    for key in candidates:
+        prefixes = table.get(key)
+        if prefixes is None:
+            continue
+        for prefix in prefixes:
+            if (
+                not prefix
+                or url.pathname == prefix
+                or url.pathname.startswith(prefix.rstrip("/") + "/")
+            ):
+                return key + prefix
+    return None
+
+
+def _site(url: ParsedURL) -> str:
+    return url.registrable_domain or url.host.rstrip(".").lower()
+
+
+def _expected_domains(ctx: CheckContext) -> frozenset[str] | None:
+    server = ctx.server
+    if server is None or not server.name:
+        return None
+    return ctx.settings.server_domains.get(server.name)
+
+
+@rule("UV401", "cross-site-from-server", Severity.MEDIUM, cwe=601)
+def cross_site_from_server(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """The URL's site is not the site of the remote server that asked for it.
+
+    ## What it does
+    Compares the URL's registrable domain (its site, with the Public Suffix List's private
+    section, so `a.github.io` and `b.github.io` differ) with the site of the server's own
+    endpoint. Third parties the policy trusts (identity providers) are exempt and reported
+    as information (UV403); servers with declared expected domains are judged by UV405.
+
+    ## Why is this bad?
+    A server that sends users to somebody else's site is the shape of most phishing: the
+    user trusts the server they connected, and the page belongs to someone else.
+
+    ## Example
+    Server `https://mcp.example.com/mcp` asking to open `https://example-billing.net/pay`.
+    """
+    server = ctx.server
+    if url is None or server is None or server.parsed is None or server.is_local:
+        return
+    if url.host_kind not in (HostKind.DOMAIN, HostKind.IPV4, HostKind.IPV6):
+        return
+    if _expected_domains(ctx) is not None or trusted_third_party(url, ctx) is not None:
+        return
+    ours, theirs = _site(server.parsed), _site(url)
+    if ours != theirs:
+        yield Hit(
+            f"The link goes to {url.host_for_display}, which is not part of the site of "
+            f"the server that asked ({server.parsed.host_for_display}).",
+            {"url_site": theirs, "server_site": ours},
+        )
+
+
+@rule("UV402", "server-domain-embedded", Severity.HIGH, cwe=451)
+def server_domain_embedded(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """The server's own domain written inside a host that belongs to someone else.
+
+    ## What it does
+    Flags hosts such as `mcp.example.com.evil.example` or `example-com.evil.example` when
+    the server is `mcp.example.com`: the server's name is there to be read, but the site is
+    another.
+
+    ## Why is this bad?
+    People look for a familiar name anywhere in the address bar. Putting the expected name
+    in a subdomain of an attacker's domain is a standard phishing trick.
+
+    ## Example
+    Server `https://mcp.example.com/`, URL `https://mcp.example.com.login.evil.example/`.
+    """
+    server = ctx.server
+    if url is None or server is None or url.host_kind is not HostKind.DOMAIN:
+        return
+    mine = server.registrable_domain
+    if not mine or url.registrable_domain == mine:
+        return
+    host = "." + url.host.rstrip(".").lower() + "."
+    forms = {
+        f".{mine}.",
+        "." + mine.replace(".", "-"),
+        mine.replace(".", "-") + ".",
+        "-" + mine.replace(".", "-"),
+    }
+    if server.host and server.host != mine:
+        forms.add(f".{server.host}.")
+    if any(f in host for f in forms):
+        yield Hit(
+            f"The link's address contains the server's name ({mine}) but really goes to "
+            f"{url.registrable_domain or url.host}.",
+            {"server_site": mine, "url_site": url.registrable_domain, "host": url.host},
+        )
+
+
+@rule("UV403", "trusted-third-party", Severity.INFO)
+def trusted_third_party_rule(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """The URL is on a third party the policy trusts, such as an identity provider.
+
+    ## What it does
+    Reports, as information, a URL on another site than the server's when the policy lists
+    it in `trusted_third_parties` (accounts.google.com, login.microsoftonline.com, GitHub's
+    OAuth pages...), and lowers the cross-site finding to this.
+
+    ## Why is this bad?
+    It is not: signing in with a well-known identity provider is the normal OAuth flow. The
+    finding is there so the consent screen can say whose page it is.
+
+    ## Example
+    Server `https://mcp.example.com/` asking to open
+    `https://accounts.google.com/o/oauth2/v2/auth?client_id=...`.
+    """
+    if url is None or ctx.server is None:
+        return
+    entry = trusted_third_party(url, ctx)
+    if entry is None:
+        return
+    if ctx.server.registrable_domain and ctx.server.registrable_domain == url.registrable_domain:
+        return
+    yield Hit(
+        f"The link goes to {url.host_for_display}, a third party your policy trusts "
+        "(such as a sign-in provider).",
+        {"trusted_entry": entry, "host": url.host},
+    )
+
+
+@rule("UV404", "local-callback", Severity.INFO)
+def local_callback(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A local server sends the user to a page on this computer.
+
+    ## What it does
+    Reports, as information, a loopback URL (plain `http:` allowed) asked for by a local
+    server (stdio, or a server on loopback), as OAuth callbacks of local tools do.
+
+    ## Why is this bad?
+    It is not, for a local server: it is how a local tool receives an OAuth code. The same
+    URL from a remote server is blocked (UV201, UV202).
+
+    ## Example
+    A stdio server asking to open `http://127.0.0.1:33418/callback`.
+    """
+    if url is None or ctx.server is None or not ctx.server.is_local:
+        return
+    if url.scheme in ("http", "https") and is_loopback_host(url):
+        yield Hit(
+            "The link opens a page on this computer, as a local tool's sign-in callback does.",
+            {"host": url.host, "port": url.effective_port},
+        )
+
+
+@rule("UV405", "unexpected-domain-for-server", Severity.MEDIUM, cwe=601)
+def unexpected_domain_for_server(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """The URL is outside the domains the policy expects from this server.
+
+    ## What it does
+    For servers listed under `servers:` in the policy (by the name the client's
+    configuration gives them, stdio servers included), flags URLs whose host is not one of
+    the expected domains or under one. Trusted third parties stay allowed.
+
+    ## Why is this bad?
+    A stdio server has no site of its own to compare against; the security team says which
+    sites it legitimately opens, and anything else is a surprise worth a warning.
+
+    ## Example
+    With `servers: {github: {domains: [github.com]}}`, the `github` server asking to open
+    `https://gist-github.example/`.
+    """
+    expected = _expected_domains(ctx)
+    if url is None or expected is None or ctx.server is None:
+        return
+    if url.host_kind is HostKind.DOMAIN and host_matches(url.host, expected):
+        return
+    if trusted_third_party(url, ctx) is not None:
+        return
+    if ctx.server.is_local and is_loopback_host(url):
+        return
+    yield Hit(
+        f"The server {ctx.server.name!r} is expected to open {', '.join(sorted(expected))}, "
+        f"but this link goes to {url.host_for_display}.",
+        {"expected": sorted(expected), "host": url.host},
+    )

@@ -1,0 +1,248 @@
+"""UV1xx: transport and form. Is this a URL a browser should open, and is it what it seems?"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterator
+from urllib.parse import unquote
+
+from urlvet.checks.base import CheckContext, Hit, rule
+from urlvet.findings import Severity
+from urlvet.server import is_loopback_host
+from urlvet.url import HostKind, ParsedURL
+
+_DANGEROUS = frozenset({"javascript", "data", "file", "vbscript", "blob", "filesystem"})
+
+
+@rule("UV100", "unparseable-url", Severity.CRITICAL, kind="raw", cwe=20)
+def unparseable_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A URL that a browser refuses to parse.
+
+    ## What it does
+    Flags input that the WHATWG URL parser, the one browsers use, rejects: no scheme, a
+    malformed host or port, forbidden characters in the host, invalid punycode.
+
+    ## Why is this bad?
+    A client cannot show the user where such a URL leads, and other parsers may read it
+    differently from the browser. urlvet never guesses: what a browser refuses is blocked.
+
+    ## Example
+    `https://exa mple.com/`, `https://[::1/`, `https://example.com:99999/`, `not a url`.
+    """
+    if ctx.parse_error is not None:
+        yield Hit(
+            f"This is not a valid web address: {ctx.parse_error}.", {"reason": ctx.parse_error}
+        )
+
+
+@rule("UV101", "plaintext-http", Severity.HIGH, cwe=319)
+def plaintext_http(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A URL that uses plain `http:` (or `ws:`) instead of an encrypted scheme.
+
+    ## What it does
+    Flags `http:` and `ws:` URLs. A local server (stdio, or a server on loopback) may send the
+    user to a loopback `http:` page, as OAuth callbacks do; nobody else may.
+
+    ## Why is this bad?
+    Anyone on the network path can read and change a plain-HTTP page: a sign-in or payment
+    page sent over it hands credentials to whoever is listening.
+
+    ## Example
+    `http://accounts.example.com/login` (use `https://accounts.example.com/login`).
+    """
+    if url is None or url.scheme not in ("http", "ws"):
+        return
+    if ctx.server is not None and ctx.server.is_local and is_loopback_host(url):
+        return
+    yield Hit(
+        f"The link uses unencrypted {url.scheme}://, so others on the network can read "
+        "or change the page.",
+        {"scheme": url.scheme},
+    )
+
+
+@rule("UV102", "dangerous-scheme", Severity.CRITICAL, cwe=79)
+def dangerous_scheme(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A URL whose scheme is not a web page: `javascript:`, `data:`, `file:`, and any other.
+
+    ## What it does
+    Flags every scheme other than `https:` and `http:` (and `wss:`/`ws:`, which are not pages
+    either). `javascript:`, `data:`, `vbscript:`, `blob:` and `file:` are named as dangerous;
+    any other scheme (`ms-settings:`, `smb:`, custom app schemes) hands the URL to another
+    program.
+
+    ## Why is this bad?
+    `javascript:` and `data:` run attacker code in a browser context; `file:` and `smb:`
+    reach the user's disk and network shares; custom schemes launch local apps with
+    attacker-chosen arguments. An MCP server has no reason to send any of them.
+
+    ## Example
+    `javascript:alert(document.cookie)`, `data:text/html,<script>...`, `file:///etc/passwd`.
+    """
+    if url is None or url.scheme in ("https", "http"):
+        return
+    label = "dangerous" if url.scheme in _DANGEROUS else "not a web page"
+    yield Hit(
+        f"The link uses the {url.scheme}: scheme, which is {label}: it does not open an "
+        "ordinary web page.",
+        {"scheme": url.scheme},
+    )
+
+
+@rule("UV103", "credentials-in-url", Severity.MEDIUM, cwe=522)
+def credentials_in_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A URL that carries a username or password before the host.
+
+    ## What it does
+    Flags `https://user:secret@host/` and `https://user@host/`.
+
+    ## Why is this bad?
+    Credentials in a URL end up in browser history, logs and referrers, and the part before
+    the `@` is routinely mistaken for the host. Modern sign-in flows never need it.
+
+    ## Example
+    `https://admin:hunter2@portal.example.com/`.
+    """
+    if url is None or not url.has_userinfo:
+        return
+    yield Hit(
+        "The link carries a user name or password before the site name.",
+        {"username": url.username, "has_password": bool(url.password)},
+    )
+
+
+@rule("UV104", "userinfo-deception", Severity.HIGH, cwe=451)
+def userinfo_deception(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A URL whose userinfo looks like a host, to hide the real one.
+
+    ## What it does
+    Flags URLs whose username or password contains a dot-separated name or an address,
+    so that the part a person reads first is not the site the browser opens.
+
+    ## Why is this bad?
+    `https://google.com@evil.example/` opens evil.example; a person reads google.com. This is
+    a classic phishing disguise.
+
+    ## Example
+    `https://accounts.google.com@evil.example/login`, `https://paypal.com:443@198.51.100.7/`.
+    """
+    if url is None or not url.has_userinfo:
+        return
+    shown = unquote(url.username + (":" + url.password if url.password else ""))
+    head = shown.split(":", 1)[0]
+    if "." in head or "/" in shown or head.lower() in ("localhost",):
+        yield Hit(
+            f"The link starts with {shown!r}, which looks like a site name, but the "
+            f"browser will open {url.host_for_display}.",
+            {"userinfo": shown, "real_host": url.host},
+        )
+
+
+@rule("UV105", "overlong-url", Severity.HIGH, kind="raw", cwe=400)
+def overlong_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A URL longer than the policy's limit.
+
+    ## What it does
+    Flags input longer than `limits.max_url_length` characters (2,048 by default).
+
+    ## Why is this bad?
+    A very long URL cannot be shown in full on a consent screen, so the user cannot check
+    it; it is also a common way to push the real destination or an injection payload out of
+    view, and to stress parsers.
+
+    ## Example
+    `https://example.com/?q=` followed by 100,000 characters.
+    """
+    limit = ctx.settings.max_url_length
+    if len(ctx.raw) > limit:
+        yield Hit(
+            f"The link is {len(ctx.raw):,} characters long, more than the {limit:,} "
+            "allowed; it cannot be shown or checked in full.",
+            {"length": len(ctx.raw), "limit": limit},
+        )
+
+
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+_INVISIBLE = frozenset(
+    "\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e\u200b\u200c\u200d\u2060"
+    "\u2061\u2062\u2063\u2064\u3164\ufeff\uffa0"
+)
+
+
+def hidden_characters(text: str) -> list[tuple[int, str, str]]:
+    """(index, U+XXXX, kind) for every control, bidi or invisible character in ``text``."""
+    found: list[tuple[int, str, str]] = []
+    for i, ch in enumerate(text):
+        o = ord(ch)
+        if o < 0x20 or 0x7F <= o <= 0x9F:
+            kind = "control"
+        elif ch in _BIDI:
+            kind = "bidi"
+        elif ch in _INVISIBLE or 0xE0000 <= o <= 0xE007F or 0xFE00 <= o <= 0xFE0F:
+            kind = "invisible"
+        elif 0xD800 <= o <= 0xDFFF:
+            kind = "surrogate"
+        elif unicodedata.category(ch) == "Cf":
+            kind = "format"
+        else:
+            continue
+        found.append((i, f"U+{o:04X}", kind))
+    return found
+
+
+@rule("UV106", "hidden-characters", Severity.HIGH, kind="raw", cwe=451)
+def hidden_characters_in_input(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """Control, bidirectional-override or invisible characters in the URL as given.
+
+    ## What it does
+    Flags C0/C1 controls (tab, newline, NUL...), bidi controls (U+202E RIGHT-TO-LEFT
+    OVERRIDE and friends), zero-width and other invisible or format characters anywhere
+    in the raw input, before the browser silently strips or encodes them.
+
+    ## Why is this bad?
+    These characters make the text a person reads differ from the URL the browser opens:
+    an override can reverse `moc.elgoog` into view, a newline can hide the real host, a
+    zero-width joiner can split a brand name. No honest URL needs them.
+
+    ## Example
+    `https://example.com/\u202egnp.exe`, `https://exa\u200bmple.com/`, `https://a.com\\n@b.com`.
+    """
+    found = hidden_characters(ctx.raw)
+    if not found:
+        return
+    kinds = sorted({k for _, _, k in found})
+    shown = ", ".join(code for _, code, _ in found[:8])
+    more = f" and {len(found) - 8} more" if len(found) > 8 else ""
+    yield Hit(
+        f"The link contains hidden or direction-changing characters ({shown}{more}) "
+        "that can make it look like a different address.",
+        {
+            "characters": [{"index": i, "codepoint": c, "kind": k} for i, c, k in found[:32]],
+            "count": len(found),
+            "kinds": kinds,
+        },
+    )
+
+
+@rule("UV107", "non-standard-port", Severity.LOW)
+def non_standard_port(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """An https URL on a port other than 443.
+
+    ## What it does
+    Flags web URLs with an explicit, non-default port (a local server's loopback callback
+    is exempt).
+
+    ## Why is this bad?
+    Sign-in, payment and account pages are served on the default port. An unusual port
+    points at a development server, an admin interface or an internal service.
+
+    ## Example
+    `https://accounts.example.com:8443/login`.
+    """
+    if url is None or url.port is None or url.scheme not in ("http", "https"):
+        return
+    if url.host_kind is HostKind.EMPTY:
+        return
+    if ctx.server is not None and ctx.server.is_local and is_loopback_host(url):
+        return
+    yield Hit(f"The link uses the unusual port {url.port}.", {"port": url.port})

@@ -1,0 +1,225 @@
+"""Vet one URL: parse it as a browser does, run the policy's rules, decide. Orchestration only.
+
+A :class:`Vetter` is built once from a policy and shared: it is immutable apart from its DNS
+cache, which is safe across threads and tasks. The offline part of a vet is pure; DNS, when
+the policy enables it, is the only I/O, and is bounded by the policy's deadline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from urlvet.checks.base import CheckContext, Hit, Rule
+from urlvet.findings import Decision, Finding, Severity, Verdict
+from urlvet.policy import CompiledPolicy, Policy
+from urlvet.server import Server, as_server, is_loopback_host
+from urlvet.url import HostKind, InvalidURL, ParsedURL, parse
+
+if TYPE_CHECKING:
+    from urlvet.resolve import Resolution, Resolver
+
+# Longer input is not parsed at all: it is already blocked as over-long, and parsing and
+# classifying megabytes of text would only give an attacker a lever on our latency.
+PARSE_LIMIT = 65_536
+
+
+@dataclass(frozen=True, slots=True)
+class _Offline:
+    raw: str
+    url: ParsedURL | None
+    ctx: CheckContext
+    findings: list[Finding]
+
+
+class Vetter:
+    """Vets URLs under one policy. Immutable and safe to share across threads and tasks."""
+
+    __slots__ = ("__dict__", "_compiled", "policy")
+
+    def __init__(self, policy: Policy | None = None) -> None:
+        self.policy = policy if policy is not None else Policy()
+        self._compiled: CompiledPolicy = self.policy.compiled
+
+    @property
+    def compiled(self) -> CompiledPolicy:
+        """The compiled policy."""
+        return self._compiled
+
+    @cached_property
+    def resolver(self) -> Resolver | None:
+        """The DNS resolver (with its cache) when the policy enables DNS, else None."""
+        if not self._compiled.dns_enabled:
+            return None
+        from urlvet.resolve import Resolver
+
+        return Resolver(nameservers=self._compiled.nameservers, timeout=self._compiled.dns_timeout)
+
+    def vet(
+        self, url: str | bytes, server: Server | str | None = None, *, message: str | None = None
+    ) -> Verdict:
+        """The verdict on ``url`` asked for by ``server`` (a Server, a server URL, or "stdio").
+
+        Raises :class:`urlvet.errors.InputError` only for a malformed *server*; any URL, even
+        garbage, gets a verdict.
+        """
+        state = self._offline(url, as_server(server), message)
+        resolution = None
+        resolver = self.resolver
+        if resolver is not None and self._wants_dns(state):
+            assert state.url is not None
+            resolution = resolver.resolve(state.url.host.rstrip("."))
+        return self._finish(state, resolution)
+
+    async def avet(
+        self, url: str | bytes, server: Server | str | None = None, *, message: str | None = None
+    ) -> Verdict:
+        """The asyncio twin of :meth:`vet`: DNS lookups do not block the event loop."""
+        state = self._offline(url, as_server(server), message)
+        resolution = None
+        resolver = self.resolver
+        if resolver is not None and self._wants_dns(state):
+            assert state.url is not None
+            resolution = await resolver.aresolve(state.url.host.rstrip("."))
+        return self._finish(state, resolution)
+
+    def vet_offline(
+        self, url: str | bytes, server: Server | str | None = None, *, message: str | None = None
+    ) -> Verdict:
+        """Like :meth:`vet` but never resolves names, whatever the policy says."""
+        return self._finish(self._offline(url, as_server(server), message), None)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _offline(self, url: str | bytes, server: Server | None, message: str | None) -> _Offline:
+        raw, decode_error = _as_text(url)
+        compiled = self._compiled
+        parsed: ParsedURL | None = None
+        parse_error = decode_error
+        if parse_error is None:
+            if len(raw) > PARSE_LIMIT:
+                parse_error = f"the URL is longer than {PARSE_LIMIT:,} characters"
+            else:
+                try:
+                    parsed = parse(raw)
+                except InvalidURL as exc:
+                    parse_error = str(exc)
+        ctx = CheckContext(
+            settings=compiled.settings,
+            server=server,
+            raw=raw,
+            parse_error=parse_error,
+            message=message,
+        )
+        findings: list[Finding] = []
+        for rule in compiled.rules:
+            if (
+                rule.kind == "raw"
+                or (rule.kind == "url" and parsed is not None)
+                or (rule.kind == "message" and message)
+            ):
+                findings.extend(self._run(rule, parsed, ctx))
+        return _Offline(raw, parsed, ctx, findings)
+
+    def _wants_dns(self, state: _Offline) -> bool:
+        url = state.url
+        if (
+            url is None
+            or url.host_kind is not HostKind.DOMAIN
+            or url.scheme not in ("http", "https")
+        ):
+            return False
+        if is_loopback_host(url):
+            return False
+        # Already blocked offline: a lookup would add latency and tell the domain's DNS
+        # operator about the user for nothing.
+        block_at = self._compiled.block_at
+        return not any(f.severity.rank >= block_at for f in state.findings)
+
+    def _finish(self, state: _Offline, resolution: Resolution | None) -> Verdict:
+        findings = state.findings
+        if resolution is not None:
+            ctx = CheckContext(
+                settings=state.ctx.settings,
+                server=state.ctx.server,
+                raw=state.raw,
+                resolution=resolution,
+                message=state.ctx.message,
+            )
+            for rule in self._compiled.rules:
+                if rule.kind == "dns":
+                    findings.extend(self._run(rule, state.url, ctx))
+        findings.sort(key=_order)
+        decision = self._compiled.decide([f.severity for f in findings])
+        url = state.url
+        server = state.ctx.server
+        return Verdict(
+            url=state.raw,
+            href=url.href if url is not None else None,
+            decision=decision,
+            findings=tuple(findings),
+            host=url.host if url is not None and url.host else None,
+            host_unicode=url.host_unicode if url is not None and url.host else None,
+            host_kind=url.host_kind.value if url is not None else None,
+            registrable_domain=url.registrable_domain if url is not None else None,
+            server=server.label() if server is not None else None,
+        )
+
+    def _run(self, rule: Rule, url: ParsedURL | None, ctx: CheckContext) -> Iterable[Finding]:
+        override = self._compiled.severities.get(rule.code)
+        for hit in rule.check(url, ctx):
+            yield _finding(rule, hit, override)
+
+
+def _finding(rule: Rule, hit: Hit, override: Severity | None) -> Finding:
+    severity = override or hit.severity or rule.severity
+    return Finding(
+        code=rule.code,
+        name=rule.name,
+        severity=severity,
+        message=hit.message,
+        evidence=dict(hit.evidence),
+        cwe=rule.cwe,
+    )
+
+
+def _order(f: Finding) -> tuple[int, str]:
+    return (-f.severity.rank, f.code)
+
+
+def _as_text(url: Any) -> tuple[str, str | None]:
+    if isinstance(url, str):
+        if any(0xD800 <= ord(c) <= 0xDFFF for c in url):
+            return url, "the URL contains an unpaired surrogate (invalid Unicode)"
+        return url, None
+    if isinstance(url, bytes | bytearray):
+        try:
+            return bytes(url).decode("utf-8"), None
+        except UnicodeDecodeError as exc:
+            return bytes(url).decode(
+                "utf-8", "replace"
+            ), f"the URL is not valid UTF-8 ({exc.reason})"
+    return repr(url), f"a URL must be text, not {type(url).__name__}"
+
+
+_DEFAULT: list[Vetter] = []
+
+
+def default_vetter() -> Vetter:
+    """A Vetter with the default policy, built on first use."""
+    if not _DEFAULT:
+        _DEFAULT.append(Vetter())
+    return _DEFAULT[0]
+
+
+def vet(
+    url: str | bytes, server: Server | str | None = None, policy: Policy | None = None
+) -> Verdict:
+    """Vet one URL. With no policy, the default policy (which resolves names with DNS)."""
+    vetter = default_vetter() if policy is None else Vetter(policy)
+    return vetter.vet(url, server)
+
+
+__all__ = ["Decision", "Vetter", "default_vetter", "vet"]

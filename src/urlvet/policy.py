@@ -1,0 +1,615 @@
+"""Policies: what urlvet checks, how serious each finding is, and what the organisation trusts.
+
+A policy is data, reviewed like code: a YAML or TOML file validated by pydantic models that
+reject unknown keys. ``extends:`` names a parent file (relative to the child); the child's
+scalar settings win, and its lists of domains, networks and trusted parties add to the
+parent's. Every error names the file, the line and the key.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from urlvet.addresses import parse_networks
+from urlvet.checks import registry
+from urlvet.checks.base import CheckSettings, Rule
+from urlvet.errors import PolicyError
+from urlvet.findings import Decision, Severity
+
+MAX_POLICY_BYTES = 1_000_000
+MAX_EXTENDS_DEPTH = 8
+
+# Suffixes that resolve only inside a network. The RFC 2606 names (.example, .test,
+# .invalid) are not here: they resolve nowhere, and DNS checks report that.
+DEFAULT_INTERNAL_SUFFIXES = (
+    "local",
+    "localdomain",
+    "internal",
+    "intranet",
+    "lan",
+    "home",
+    "home.arpa",
+    "corp",
+    "private",
+    "priv",
+    "intra",
+    "localnet",
+    "metadata.google.internal",
+    "consul",
+    "cluster.local",
+)
+DEFAULT_WILDCARD_DNS = (
+    "nip.io",
+    "sslip.io",
+    "xip.io",
+    "nip.direct",
+    "traefik.me",
+    "local.gd",
+    "localtest.me",
+    "lvh.me",
+    "vcap.me",
+    "lacolhost.com",
+    "localhost.direct",
+    "1u.ms",
+    "rbndr.us",
+    "backname.io",
+    "fuf.me",
+    "readme.localtest.me",
+    "127.0.0.1.nip.io",
+    "yoogle.com",
+    "xip.name",
+    "nip.codes",
+    "ip.localhost.direct",
+    "domaincontrol.localtest.me",
+)
+DEFAULT_TRUSTED_THIRD_PARTIES = (
+    "accounts.google.com",
+    "oauth2.googleapis.com",
+    "login.microsoftonline.com",
+    "login.live.com",
+    "login.windows.net",
+    "github.com/login/oauth",
+    "github.com/login/device",
+    "github.com/apps",
+    "gitlab.com/oauth",
+    "appleid.apple.com",
+    "www.facebook.com/dialog/oauth",
+    "www.facebook.com/v19.0/dialog/oauth",
+    "api.twitter.com/oauth",
+    "twitter.com/i/oauth2",
+    "x.com/i/oauth2",
+    "www.linkedin.com/oauth",
+    "slack.com/oauth",
+    "discord.com/oauth2",
+    "auth.atlassian.com",
+    "login.salesforce.com",
+    "*.okta.com",
+    "*.auth0.com",
+    "*.onelogin.com",
+    "account.box.com",
+    "www.dropbox.com/oauth2",
+    "checkout.stripe.com",
+    "connect.stripe.com",
+    "www.paypal.com/signin",
+    "www.paypal.com/connect",
+    "www.paypal.com/checkoutnow",
+)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Thresholds(_Strict):
+    """The lowest severity that makes the decision warn, and the lowest that blocks."""
+
+    warn: Severity = Field(Severity.LOW, description="Findings at or above this warn.")
+    block: Severity = Field(Severity.HIGH, description="Findings at or above this block.")
+
+
+class Limits(_Strict):
+    """Size limits on what is vetted."""
+
+    max_url_length: int = Field(
+        2048, ge=16, le=1_000_000, description="Longer URLs raise UV105 (overlong-url)."
+    )
+
+
+class Networks(_Strict):
+    """IP networks the organisation declares legitimate or blocks."""
+
+    allowed: list[str] = Field(
+        default_factory=list,
+        description="CIDRs declared legitimate (a corporate split horizon, a Tailscale range): "
+        "address rules stay quiet for them.",
+    )
+    blocked: list[str] = Field(
+        default_factory=list, description="Extra CIDRs to block although they are public."
+    )
+
+    @field_validator("allowed", "blocked")
+    @classmethod
+    def _cidrs(cls, values: list[str]) -> list[str]:
+        for v in values:
+            try:
+                ipaddress.ip_network(v.strip(), strict=False)
+            except ValueError as exc:
+                raise ValueError(f"{v!r} is not an IP network in CIDR form") from exc
+        return values
+
+
+def _norm_domain(value: str) -> str:
+    v = value.strip().rstrip(".").lower()
+    if not v or any(c in v for c in "/:@ \t"):
+        raise ValueError(f"{value!r} is not a domain name")
+    try:
+        return v.encode("idna").decode("ascii") if not v.isascii() else v
+    except UnicodeError as exc:
+        raise ValueError(f"{value!r} is not a valid internationalised domain name") from exc
+
+
+class Domains(_Strict):
+    """Domain lists. A domain matches itself and every name under it."""
+
+    allowed: list[str] = Field(
+        default_factory=list,
+        description="Domains the organisation vouches for: internal-name and lookalike rules "
+        "stay quiet for them.",
+    )
+    blocked: list[str] = Field(default_factory=list, description="Domains never to open (UV208).")
+    internal_suffixes: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_INTERNAL_SUFFIXES),
+        description="Suffixes of names that only resolve inside a network (UV203).",
+    )
+    wildcard_dns: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_WILDCARD_DNS),
+        description="Services that resolve names with an address in them (UV204).",
+    )
+
+    @field_validator("allowed", "blocked", "internal_suffixes", "wildcard_dns")
+    @classmethod
+    def _domains(cls, values: list[str]) -> list[str]:
+        return [_norm_domain(v) for v in values]
+
+
+class ServerExpectation(_Strict):
+    """What the policy expects of one configured server."""
+
+    domains: list[str] = Field(description="Domains this server may send users to (UV405).")
+
+    @field_validator("domains")
+    @classmethod
+    def _domains(cls, values: list[str]) -> list[str]:
+        return [_norm_domain(v) for v in values]
+
+
+class DnsPolicy(_Strict):
+    """Whether and how urlvet resolves names to check where they really lead."""
+
+    enabled: bool = Field(True, description="Resolve domain names (A and AAAA).")
+    nameservers: list[str] = Field(
+        default_factory=list,
+        description="host[:port] of nameservers to ask; empty for the system's configuration.",
+    )
+    timeout: float = Field(
+        2.0, gt=0, le=30, description="Total deadline in seconds for one URL's lookups."
+    )
+    failure_severity: Severity | None = Field(
+        None,
+        description="Severity of NXDOMAIN, SERVFAIL, timeouts and empty answers (UV222-UV225); "
+        "none keeps the rules' default (medium, which warns).",
+    )
+
+    @field_validator("nameservers")
+    @classmethod
+    def _nameservers(cls, values: list[str]) -> list[str]:
+        for v in values:
+            parse_nameserver(v)
+        return values
+
+
+def parse_nameserver(text: str) -> tuple[str, int]:
+    """``"127.0.0.1"``, ``"127.0.0.1:5353"``, ``"[::1]:53"`` -> (address, port)."""
+    t = text.strip()
+    host, port = t, 53
+    if t.startswith("["):
+        host, _, rest = t[1:].partition("]")
+        if rest:
+            if not rest.startswith(":") or not rest[1:].isdigit():
+                raise ValueError(f"{text!r} is not address[:port]")
+            port = int(rest[1:])
+    elif t.count(":") == 1:
+        host, p = t.split(":")
+        if not p.isdigit():
+            raise ValueError(f"{text!r} is not address[:port]")
+        port = int(p)
+    try:
+        ipaddress.ip_address(host)
+    except ValueError as exc:
+        raise ValueError(f"{text!r}: a nameserver must be an IP address") from exc
+    if not 0 < port < 65536:
+        raise ValueError(f"{text!r}: port out of range")
+    return host, port
+
+
+class Policy(_Strict):
+    """A urlvet policy. Every field has a safe default; ``Policy()`` is the balanced default."""
+
+    extends: str | None = Field(None, description="A parent policy file, relative to this one.")
+    thresholds: Thresholds = Field(default_factory=Thresholds)
+    select: list[str] = Field(
+        default_factory=lambda: ["UV"],
+        description="Rule codes, prefixes or names to run (default: all).",
+    )
+    ignore: list[str] = Field(
+        default_factory=list, description="Rule codes, prefixes or names not to run."
+    )
+    severity: dict[str, Severity] = Field(
+        default_factory=dict, description="Per-rule severity overrides: code or name -> severity."
+    )
+    trusted_third_parties: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_TRUSTED_THIRD_PARTIES),
+        description="host, *.domain, or host/path-prefix that any server may send users to.",
+    )
+    networks: Networks = Field(default_factory=Networks)
+    domains: Domains = Field(default_factory=Domains)
+    servers: dict[str, ServerExpectation] = Field(
+        default_factory=dict, description="Per configured server name: what it may open."
+    )
+    protected_domains: list[str] = Field(
+        default_factory=list,
+        description="Extra domains to protect from lookalikes, added to the shipped list.",
+    )
+    use_default_protected_domains: bool = Field(
+        True, description="Protect the shipped list of popular and sensitive domains."
+    )
+    limits: Limits = Field(default_factory=Limits)
+    dns: DnsPolicy = Field(default_factory=DnsPolicy)
+
+    @field_validator("select", "ignore")
+    @classmethod
+    def _selectors(cls, values: list[str]) -> list[str]:
+        for v in values:
+            if not registry.expand(v):
+                raise ValueError(f"unknown rule code, prefix or name {v!r}")
+        return values
+
+    @field_validator("severity")
+    @classmethod
+    def _severity_keys(cls, values: dict[str, Severity]) -> dict[str, Severity]:
+        for k in values:
+            if registry.get(k) is None and k not in {r.name for r in registry.rules().values()}:
+                raise ValueError(f"unknown rule code {k!r}")
+        return values
+
+    @field_validator("protected_domains")
+    @classmethod
+    def _protected(cls, values: list[str]) -> list[str]:
+        return [_norm_domain(v) for v in values]
+
+    @field_validator("trusted_third_parties")
+    @classmethod
+    def _trusted(cls, values: list[str]) -> list[str]:
+        for v in values:
+            host = v.split("/", 1)[0]
+            _norm_domain(host.removeprefix("*."))
+        return values
+
+    def with_changes(self, **changes: Any) -> Policy:
+        """A new, validated policy with some top-level fields replaced."""
+        data = self.model_dump(mode="json")
+        data.update(changes)
+        return Policy.model_validate(data)
+
+    @cached_property
+    def compiled(self) -> CompiledPolicy:
+        """The policy compiled for fast evaluation (computed once per policy object)."""
+        return _compile(self)
+
+
+@dataclass(frozen=True)
+class CompiledPolicy:
+    """A policy turned into lookup tables. Immutable; safe to share across threads."""
+
+    rules: tuple[Rule, ...]
+    severities: Mapping[str, Severity]
+    """Explicit severity for a rule code (policy overrides); absent -> hit or rule default."""
+    settings: CheckSettings
+    warn_at: int
+    block_at: int
+    dns_enabled: bool
+    nameservers: tuple[tuple[str, int], ...] | None
+    dns_timeout: float
+
+    def decide(self, severities: list[Severity]) -> Decision:
+        """The decision for findings of these severities."""
+        top = max((s.rank for s in severities), default=-1)
+        if top >= self.block_at:
+            return Decision.BLOCK
+        if top >= self.warn_at:
+            return Decision.WARN
+        return Decision.ALLOW
+
+
+def _compile(policy: Policy) -> CompiledPolicy:
+    table = registry.rules()
+    selected: set[str] = set()
+    for s in policy.select:
+        selected.update(registry.expand(s))
+    for s in policy.ignore:
+        selected.difference_update(registry.expand(s))
+    severities: dict[str, Severity] = {}
+    if policy.dns.failure_severity is not None:
+        for code in ("UV222", "UV223", "UV224", "UV225"):
+            severities[code] = policy.dns.failure_severity
+    for key, sev in policy.severity.items():
+        for code in registry.expand(key):
+            severities[code] = sev
+    trusted: dict[str, tuple[str, ...]] = {}
+    for entry in policy.trusted_third_parties:
+        host, slash, path = entry.strip().partition("/")
+        key = host.lower().rstrip(".")
+        trusted[key] = (*trusted.get(key, ()), ("/" + path) if slash else "")
+    settings = CheckSettings(
+        max_url_length=policy.limits.max_url_length,
+        trusted_third_parties=trusted,
+        allowed_domains=frozenset(policy.domains.allowed),
+        blocked_domains=frozenset(policy.domains.blocked),
+        allowed_networks=parse_networks(policy.networks.allowed),
+        blocked_networks=parse_networks(policy.networks.blocked),
+        internal_suffixes=frozenset(policy.domains.internal_suffixes),
+        wildcard_dns_suffixes=frozenset(policy.domains.wildcard_dns),
+        server_domains={k: frozenset(v.domains) for k, v in policy.servers.items()},
+        lookalike=_lookalike_index(policy),
+    )
+    nameservers = (
+        tuple(parse_nameserver(n) for n in policy.dns.nameservers)
+        if policy.dns.nameservers
+        else None
+    )
+    return CompiledPolicy(
+        rules=tuple(r for c, r in table.items() if c in selected),
+        severities=severities,
+        settings=settings,
+        warn_at=policy.thresholds.warn.rank,
+        block_at=policy.thresholds.block.rank,
+        dns_enabled=policy.dns.enabled,
+        nameservers=nameservers,
+        dns_timeout=policy.dns.timeout,
+    )
+
+
+def _lookalike_index(policy: Policy) -> Any:
+    """The lookalike index for this policy's protected domains, if the lookalike rules exist."""
+    import importlib
+
+    try:
+        lookalike = importlib.import_module("urlvet.lookalike")
+    except ImportError:
+        return None
+    build = getattr(lookalike, "index_for_policy", None)
+    if build is None:
+        return None
+    return build(tuple(policy.protected_domains), policy.use_default_protected_domains)
+
+
+# --- loading -------------------------------------------------------------------------------
+
+_ADDITIVE = {
+    ("trusted_third_parties",),
+    ("protected_domains",),
+    ("ignore",),
+    ("networks", "allowed"),
+    ("networks", "blocked"),
+    ("domains", "allowed"),
+    ("domains", "blocked"),
+    ("domains", "internal_suffixes"),
+    ("domains", "wildcard_dns"),
+}
+
+
+def merge(
+    parent: Mapping[str, Any], child: Mapping[str, Any], path: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The child's settings over the parent's; additive lists are joined, not replaced."""
+    out = dict(parent)
+    for key, value in child.items():
+        here = (*path, key)
+        if key in out and isinstance(out[key], dict) and isinstance(value, dict):
+            out[key] = merge(out[key], value, here)
+        elif here in _ADDITIVE and isinstance(out.get(key), list) and isinstance(value, list):
+            out[key] = out[key] + [v for v in value if v not in out[key]]
+        else:
+            out[key] = value
+    return out
+
+
+@dataclass
+class _Source:
+    path: str
+    lines: dict[tuple[str, ...], int]
+    data: dict[str, Any]
+
+
+def load_policy(path: str | Path) -> Policy:
+    """Load a policy file (YAML or TOML), following ``extends``. Raises PolicyError."""
+    # A file without `extends` states its lists in full (they replace the built-in defaults);
+    # a file that extends another adds to the parent's lists.
+    merged, sources = _load_chain(Path(path), depth=0, seen=())
+    try:
+        return Policy.model_validate(merged)
+    except ValidationError as exc:
+        raise _policy_error(exc, sources) from None
+
+
+def _load_chain(
+    path: Path, depth: int, seen: tuple[Path, ...]
+) -> tuple[dict[str, Any], list[_Source]]:
+    if depth > MAX_EXTENDS_DEPTH:
+        raise PolicyError(f"{path}: 'extends' is nested more than {MAX_EXTENDS_DEPTH} deep")
+    resolved = path.resolve()
+    if resolved in seen:
+        raise PolicyError(f"{path}:1: extends: circular 'extends' chain")
+    source = read_policy_source(path)
+    data = dict(source.data)
+    parent_name = data.pop("extends", None)
+    if parent_name is None:
+        return data, [source]
+    if not isinstance(parent_name, str):
+        line = source.lines.get(("extends",), 1)
+        raise PolicyError(f"{path}:{line}: extends: must be a file name")
+    parent_path = path.parent / parent_name
+    if not parent_path.exists():
+        line = source.lines.get(("extends",), 1)
+        raise PolicyError(f"{path}:{line}: extends: no such policy file {str(parent_path)!r}")
+    parent, sources = _load_chain(parent_path, depth + 1, (*seen, resolved))
+    return merge(parent, data), [source, *sources]
+
+
+def read_policy_source(path: Path) -> _Source:
+    """Read and parse one policy file with the line of every key. Raises PolicyError."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise PolicyError(f"{path}: cannot read policy file: {exc.strerror or exc}") from None
+    if len(raw) > MAX_POLICY_BYTES:
+        raise PolicyError(f"{path}: policy file is larger than {MAX_POLICY_BYTES:,} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise PolicyError(f"{path}:{line}: the file is not valid UTF-8") from None
+    if path.suffix.lower() == ".toml":
+        return _read_toml(path, text)
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise PolicyError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+        if not isinstance(data, dict):
+            raise PolicyError(f"{path}:1: a policy must be a mapping of keys to values")
+        return _Source(str(path), _text_key_lines(text), data)
+    return _read_yaml(path, text)
+
+
+def _read_toml(path: Path, text: str) -> _Source:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PolicyError(f"{path}: invalid TOML: {exc}") from None
+    return _Source(str(path), _text_key_lines(text), data)
+
+
+def _text_key_lines(text: str) -> dict[tuple[str, ...], int]:
+    # TOML and JSON parsers give no positions: find each key's first assignment. Good enough
+    # to point a person at the line; tables ([dns]) prefix the keys below them.
+    lines: dict[tuple[str, ...], int] = {}
+    table: tuple[str, ...] = ()
+    for no, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if s.startswith("[") and not s.startswith("[["):
+            table = tuple(p.strip().strip('"') for p in s.strip("[]").split("."))
+            lines.setdefault(table, no)
+            continue
+        key = s.split("=", 1)[0].split(":", 1)[0].strip().strip('"')
+        if key and ("=" in s or ":" in s):
+            lines.setdefault((*table, key), no)
+    return lines
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """Safe YAML without anchors and aliases (no "billion laughs")."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            raise yaml.MarkedYAMLError(
+                None,
+                None,
+                "YAML aliases (*name) are not allowed in policy files",
+                event.start_mark,
+            )
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if getattr(event, "anchor", None):
+            raise yaml.MarkedYAMLError(
+                None,
+                None,
+                "YAML anchors (&name) are not allowed in policy files",
+                event.start_mark,
+            )
+        return super().compose_node(parent, index)
+
+
+def _read_yaml(path: Path, text: str) -> _Source:
+    try:
+        node = yaml.compose(text, Loader=_NoAliasLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        raise PolicyError(f"{path}:{line}: invalid YAML: {exc.problem or exc.context}") from None
+    except yaml.YAMLError as exc:
+        raise PolicyError(f"{path}: invalid YAML: {exc}") from None
+    if node is None:
+        return _Source(str(path), {}, {})
+    if not isinstance(node, yaml.MappingNode):
+        raise PolicyError(f"{path}:{node.start_mark.line + 1}: a policy must be a mapping of keys")
+    lines: dict[tuple[str, ...], int] = {}
+    _yaml_lines(node, (), lines)
+    try:
+        data = yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise PolicyError(f"{path}: invalid YAML: {exc}") from None
+    return _Source(str(path), lines, data)
+
+
+def _yaml_lines(node: Any, path: tuple[str, ...], out: dict[tuple[str, ...], int]) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            k = (*path, str(key.value))
+            out.setdefault(k, key.start_mark.line + 1)
+            _yaml_lines(value, k, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            k = (*path, str(i))
+            out.setdefault(k, item.start_mark.line + 1)
+            _yaml_lines(item, k, out)
+
+
+def _policy_error(exc: ValidationError, sources: list[_Source]) -> PolicyError:
+    messages = []
+    for err in exc.errors():
+        loc = tuple(str(p) for p in err["loc"])
+        where, line = _locate(loc, sources)
+        key = ".".join(loc) or "(top level)"
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        messages.append(f"{where}:{line}: {key}: {msg}")
+    return PolicyError("\n".join(messages))
+
+
+def _locate(loc: tuple[str, ...], sources: list[_Source]) -> tuple[str, int]:
+    for depth in range(len(loc), 0, -1):
+        for src in sources:
+            line = src.lines.get(loc[:depth])
+            if line is not None:
+                return src.path, line
+    return (sources[0].path if sources else "<policy>"), 1
+
+
+def policy_json_schema() -> dict[str, Any]:
+    """The JSON Schema of policy files."""
+    schema = Policy.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "urlvet policy"
+    return schema
