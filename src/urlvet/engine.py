@@ -7,7 +7,6 @@ the policy enables it, is the only I/O, and is bounded by the policy's deadline.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -114,13 +113,18 @@ class Vetter:
             message=message,
         )
         findings: list[Finding] = []
-        for rule in compiled.rules:
-            if (
-                rule.kind == "raw"
-                or (rule.kind == "url" and parsed is not None)
-                or (rule.kind == "message" and message)
-            ):
-                findings.extend(self._run(rule, parsed, ctx))
+        severities = compiled.severities
+        for rule in compiled.rules_raw:
+            for hit in rule.check(parsed, ctx):
+                findings.append(_finding(rule, hit, severities.get(rule.code)))
+        if parsed is not None:
+            for rule in compiled.rules_url:
+                for hit in rule.check(parsed, ctx):
+                    findings.append(_finding(rule, hit, severities.get(rule.code)))
+        if message:
+            for rule in compiled.rules_message:
+                for hit in rule.check(parsed, ctx):
+                    findings.append(_finding(rule, hit, severities.get(rule.code)))
         return _Offline(raw, parsed, ctx, findings)
 
     def _wants_dns(self, state: _Offline) -> bool:
@@ -148,9 +152,10 @@ class Vetter:
                 resolution=resolution,
                 message=state.ctx.message,
             )
-            for rule in self._compiled.rules:
-                if rule.kind == "dns":
-                    findings.extend(self._run(rule, state.url, ctx))
+            severities = self._compiled.severities
+            for rule in self._compiled.rules_dns:
+                for hit in rule.check(state.url, ctx):
+                    findings.append(_finding(rule, hit, severities.get(rule.code)))
         findings.sort(key=_order)
         decision = self._compiled.decide([f.severity for f in findings])
         url = state.url
@@ -166,11 +171,6 @@ class Vetter:
             registrable_domain=url.registrable_domain if url is not None else None,
             server=server.label() if server is not None else None,
         )
-
-    def _run(self, rule: Rule, url: ParsedURL | None, ctx: CheckContext) -> Iterable[Finding]:
-        override = self._compiled.severities.get(rule.code)
-        for hit in rule.check(url, ctx):
-            yield _finding(rule, hit, override)
 
 
 def _finding(rule: Rule, hit: Hit, override: Severity | None) -> Finding:
@@ -191,8 +191,11 @@ def _order(f: Finding) -> tuple[int, str]:
 
 def _as_text(url: Any) -> tuple[str, str | None]:
     if isinstance(url, str):
-        if any(0xD800 <= ord(c) <= 0xDFFF for c in url):
-            return url, "the URL contains an unpaired surrogate (invalid Unicode)"
+        if not url.isascii():
+            try:
+                url.encode("utf-8")
+            except UnicodeEncodeError:
+                return url, "the URL contains an unpaired surrogate (invalid Unicode)"
         return url, None
     if isinstance(url, bytes | bytearray):
         try:

@@ -331,6 +331,26 @@ class CompiledPolicy:
     nameservers: tuple[tuple[str, int], ...] | None
     dns_timeout: float
 
+    @cached_property
+    def rules_raw(self) -> tuple[Rule, ...]:
+        """Selected rules on the raw input."""
+        return tuple(r for r in self.rules if r.kind == "raw")
+
+    @cached_property
+    def rules_url(self) -> tuple[Rule, ...]:
+        """Selected rules on the parsed URL."""
+        return tuple(r for r in self.rules if r.kind == "url")
+
+    @cached_property
+    def rules_dns(self) -> tuple[Rule, ...]:
+        """Selected rules on DNS answers."""
+        return tuple(r for r in self.rules if r.kind == "dns")
+
+    @cached_property
+    def rules_message(self) -> tuple[Rule, ...]:
+        """Selected rules on the server's message."""
+        return tuple(r for r in self.rules if r.kind == "message")
+
     def decide(self, severities: list[Severity]) -> Decision:
         """The decision for findings of these severities."""
         top = max((s.rank for s in severities), default=-1)

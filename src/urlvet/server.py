@@ -7,6 +7,7 @@ server can claim any name. The client knows which connection a request came in o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from urlvet.errors import InputError
 from urlvet.url import HostKind, InvalidURL, ParsedURL, parse
@@ -82,6 +83,12 @@ def as_server(value: Server | str | None, name: str | None = None) -> Server | N
     """
     if value is None or isinstance(value, Server):
         return value
+    return _server_from_text(value, name)
+
+
+@lru_cache(maxsize=256)
+def _server_from_text(value: str, name: str | None) -> Server:
+    # Servers are few and asked about again and again: parse each spelling once.
     text = value.strip()
     if text.lower() == "stdio":
         return Server(name=name, url=None)

@@ -6,9 +6,9 @@ userinfo, IPv4 shorthand and more, and a check that looks at another host than t
 browser opens is worthless.
 
 The registrable domain (the "site") and the public suffix come from tldextract's bundled
-snapshot of the Public Suffix List, private section included, so that ``a.github.io`` and
-``b.github.io`` are different sites. The suffix list is never fetched and nothing is written
-to disk.
+snapshot of the Public Suffix List (see ``psl.py``), private section included, so that
+``a.github.io`` and ``b.github.io`` are different sites. The suffix list is never fetched and
+nothing is written to disk.
 """
 
 from __future__ import annotations
@@ -16,15 +16,18 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 from enum import Enum
-from functools import cache
-from typing import TYPE_CHECKING
+from typing import Any
 
 from ada_url import URL, idna_to_unicode
 
-from urlvet.errors import InputError
+try:  # ada-url's cffi binding: one C call per component, without the URL class's overhead.
+    from ada_url._ada_wrapper import ffi as _ffi
+    from ada_url._ada_wrapper import lib as _lib
+except ImportError:  # pragma: no cover - a future ada-url that moves its binding
+    _lib = None
 
-if TYPE_CHECKING:
-    import tldextract
+from urlvet import psl
+from urlvet.errors import InputError
 
 SPECIAL_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp", "file"})
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
@@ -113,33 +116,13 @@ class ParsedURL:
         return self.host_unicode
 
 
-@cache
-def _suffix_extractor() -> tldextract.TLDExtract:
-    # Built on first use, not at import: `import urlvet` does no I/O. With no suffix_list_urls
-    # and no cache_dir it reads only the snapshot bundled in the package and never the network.
-    import tldextract
-
-    return tldextract.TLDExtract(
-        cache_dir=None,
-        suffix_list_urls=(),
-        fallback_to_snapshot=True,
-        include_psl_private_domains=True,
-    )
-
-
 def site_of(host: str) -> tuple[str | None, str | None, bool]:
     """Registrable domain, public suffix and whether the suffix is from the private section.
 
     ``host`` is an A-label domain; a trailing dot is ignored.
     """
-    name = host.rstrip(".").lower()
-    if not name:
-        return None, None, False
-    ext = _suffix_extractor().extract_str(name)
-    suffix = ext.suffix or None
-    if not ext.suffix or not ext.domain:
-        return None, suffix, bool(ext.is_private)
-    return f"{ext.domain}.{ext.suffix}", suffix, bool(ext.is_private)
+    registrable, suffix, private = psl.split(host)
+    return registrable or None, suffix or None, private
 
 
 def to_unicode(host: str) -> str:
@@ -159,20 +142,21 @@ def parse(raw: str) -> ParsedURL:
     """
     if not isinstance(raw, str):
         raise InvalidURL(f"a URL must be text, not {type(raw).__name__}")
-    try:
-        u = URL(raw)
-        href = u.href
-        protocol = u.protocol
-        hostname = u.hostname
-        host_type = int(u.host_type)
-        port_text = u.port
-        username = u.username
-        password = u.password
-        pathname = u.pathname
-        search = u.search
-        fragment = u.hash
-    except (ValueError, UnicodeError, TypeError) as exc:
-        raise InvalidURL(_refusal_reason(raw)) from exc
+    parts = _components(raw)
+    if parts is None:
+        raise InvalidURL(_refusal_reason(raw))
+    (
+        href,
+        protocol,
+        hostname,
+        host_type,
+        port_text,
+        username,
+        password,
+        pathname,
+        search,
+        fragment,
+    ) = parts
 
     scheme = protocol[:-1].lower()
     ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None = None
@@ -219,6 +203,56 @@ def parse(raw: str) -> ParsedURL:
         suffix_is_private=private,
         ip=ip,
     )
+
+
+_Components = tuple[str, str, str, int, str, str, str, str, str, str]
+
+
+def _components(raw: str) -> _Components | None:
+    """The WHATWG components of ``raw``, or None when a browser refuses it."""
+    try:
+        data = raw.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    if _lib is None:  # pragma: no cover
+        try:
+            u = URL(raw)
+            return (
+                u.href,
+                u.protocol,
+                u.hostname,
+                int(u.host_type),
+                u.port,
+                u.username,
+                u.password,
+                u.pathname,
+                u.search,
+                u.hash,
+            )
+        except (ValueError, UnicodeError):
+            return None
+    obj = _lib.ada_parse(data, len(data))
+    try:
+        if not _lib.ada_is_valid(obj):
+            return None
+        return (
+            _text(_lib.ada_get_href(obj)),
+            _text(_lib.ada_get_protocol(obj)),
+            _text(_lib.ada_get_hostname(obj)),
+            int(_lib.ada_get_host_type(obj)),
+            _text(_lib.ada_get_port(obj)),
+            _text(_lib.ada_get_username(obj)),
+            _text(_lib.ada_get_password(obj)),
+            _text(_lib.ada_get_pathname(obj)),
+            _text(_lib.ada_get_search(obj)),
+            _text(_lib.ada_get_hash(obj)),
+        )
+    finally:
+        _lib.ada_free(obj)
+
+
+def _text(value: Any) -> str:
+    return _ffi.unpack(value.data, value.length).decode("utf-8") if value.length else ""
 
 
 def _refusal_reason(raw: str) -> str:

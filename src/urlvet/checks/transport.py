@@ -172,6 +172,8 @@ _INVISIBLE = frozenset(
 def hidden_characters(text: str) -> list[tuple[int, str, str]]:
     """(index, U+XXXX, kind) for every control, bidi or invisible character in ``text``."""
     found: list[tuple[int, str, str]] = []
+    if text.isascii() and text.isprintable():
+        return found  # the common case: no controls, and nothing outside ASCII
     for i, ch in enumerate(text):
         o = ord(ch)
         if o < 0x20 or 0x7F <= o <= 0x9F:
