@@ -1,0 +1,99 @@
+"""Offline vetting speed and the cold start of `urlvet check`.
+
+Prints:
+- the median microseconds per URL for in-process offline vetting over a 20,000-URL mix built
+  from the labelled cases in corpus/ (each case repeated with a distinct query so that no
+  cache can help), over several rounds;
+- the wall time of a cold `urlvet check URL` (a new process each time), median of 15 runs.
+
+Run: python bench/engine_bench.py [--n 20000] [--rounds 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def corpus_mix(n: int) -> list[tuple[str, str | None]]:
+    """N (url, server) pairs cycled from corpus/*.jsonl, each made distinct by a query tag."""
+    cases: list[tuple[str, str | None]] = []
+    for path in sorted((ROOT / "corpus").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                case = json.loads(line)
+                cases.append((case["url"], case.get("server")))
+    if not cases:
+        sys.exit("bench: corpus/ has no cases")
+    out = []
+    for i in range(n):
+        url, server = cases[i % len(cases)]
+        if i >= len(cases) and url.startswith(("http://", "https://")) and "#" not in url:
+            url = f"{url}{'&' if '?' in url else '?'}bench={i}"
+        out.append((url, server))
+    return out
+
+
+def in_process(n: int, rounds: int) -> tuple[float, list[float], int]:
+    from urlvet import Policy, Vetter
+
+    vetter = Vetter(Policy(dns={"enabled": False}))
+    mix = corpus_mix(n)
+    for url, server in mix[:2000]:  # warm-up: imports, lazy tables, index builds
+        vetter.vet(url, server)
+    per_round = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for url, server in mix:
+            vetter.vet(url, server)
+        per_round.append((time.perf_counter() - start) / len(mix) * 1e6)
+    # The per-URL median over single timings, too (robust against a noisy round).
+    singles = []
+    clock = time.perf_counter
+    for url, server in mix:
+        t0 = clock()
+        vetter.vet(url, server)
+        singles.append(clock() - t0)
+    return statistics.median(singles) * 1e6, per_round, len(mix)
+
+
+def cold_start(runs: int) -> list[float]:
+    exe = Path(sys.executable).parent / "urlvet"
+    cmd = [str(exe)] if exe.exists() else [shutil.which("urlvet") or "urlvet"]
+    cmd += ["check", "--no-dns", "https://accounts.google.com/o/oauth2/v2/auth?client_id=x"]
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, check=False)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--cold-runs", type=int, default=15)
+    args = parser.parse_args()
+    median_single, rounds, n = in_process(args.n, args.rounds)
+    print(
+        f"offline vetting, {n:,} URLs from corpus/: median {median_single:.1f} us/URL "
+        f"(single-call median); per-round means {', '.join(f'{r:.1f}' for r in rounds)} us"
+    )
+    cold = cold_start(args.cold_runs)
+    print(
+        f"cold `urlvet check URL`: median {statistics.median(cold):.3f} s, "
+        f"min {min(cold):.3f} s, max {max(cold):.3f} s over {len(cold)} runs"
+    )
+
+
+if __name__ == "__main__":
+    main()
