@@ -1,0 +1,282 @@
+"""UV3xx: lookalike and homoglyph domains. Is this host pretending to be one the user trusts?
+
+The rules read a :class:`urlvet.lookalike.LookalikeIndex` compiled from the policy's protected
+domains (``ctx.settings.lookalike``; the shipped default list when the policy has none) and
+treat the asking server's own registrable domain as protected too, for that call only.
+
+ICU and the index are imported on first use, so importing this module (which registering the
+rules does) stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from urlvet.checks.base import CheckContext, Hit, rule
+from urlvet.findings import Severity
+from urlvet.url import HostKind, ParsedURL
+
+if TYPE_CHECKING:
+    from urlvet.lookalike import LookalikeIndex, LookalikeMatch, LookalikeReport
+
+_LOOKALIKE_CWE = 1007  # Insufficient Visual Distinction of Homoglyphs Presented to User
+
+
+def _index(ctx: CheckContext) -> LookalikeIndex:
+    from urlvet.lookalike import LookalikeIndex, default_index
+
+    configured = ctx.settings.lookalike
+    if isinstance(configured, LookalikeIndex):
+        return configured
+    return default_index()
+
+
+def _server_domain(ctx: CheckContext) -> str | None:
+    return ctx.server.registrable_domain if ctx.server is not None else None
+
+
+def _report(url: ParsedURL | None, ctx: CheckContext) -> LookalikeReport | None:
+    if url is None or url.host_kind is not HostKind.DOMAIN or not url.host:
+        return None
+    return _index(ctx).analyze(url, _server_domain(ctx))
+
+
+def _shown(url: ParsedURL) -> str:
+    """The host as the message should name it: Unicode, with the punycode beside it when the
+    two differ (a person must see both to notice the trick)."""
+    host = url.host.rstrip(".")
+    uni = url.host_unicode.rstrip(".")
+    return host if uni == host else f"{uni} ({host})"
+
+
+def _evidence(url: ParsedURL, match: LookalikeMatch) -> dict[str, object]:
+    evidence: dict[str, object] = {
+        "host": url.host,
+        "host_unicode": url.host_unicode,
+        "registrable_domain": url.registrable_domain,
+        "protected_domain": match.target,
+        "technique": match.how,
+    }
+    if match.likely_false_positive:
+        evidence["likely_false_positive"] = match.likely_false_positive
+    evidence.update(match.detail)
+    return evidence
+
+
+@rule("UV301", "unsafe-idn-display", Severity.MEDIUM, cwe=_LOOKALIKE_CWE)
+def unsafe_idn_display(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """An internationalised host name that is not safe to show in Unicode.
+
+    ## What it does
+    Decodes each `xn--` label of the host and applies the checks browsers use before they
+    show a name in Unicode: ICU's highly-restrictive script profile (no Latin mixed with
+    Cyrillic, Greek or Armenian), allowed characters only, no invisible or deviation characters
+    (ß, ς, zero-width joiners), whole-script confusables (a name spelt entirely in Cyrillic
+    letters that look Latin, under a non-Cyrillic TLD), labels made of digit lookalikes,
+    Icelandic and Azerbaijani letters outside their countries, and Kana, Han and combining-mark
+    patterns that pass for punctuation or other letters. A name whose skeleton matches a
+    protected domain fails too. The finding carries the punycode form to show instead.
+
+    ## Why is this bad?
+    A person reads the Unicode form. If it can pass for another name, showing it hands the
+    attacker the reader's trust; the punycode form cannot be mistaken for a brand.
+
+    ## Example
+    `https://аррӏе.com/` (all Cyrillic) is shown as `xn--80ak6aa92e.com`;
+    `https://münchen.de/` is fine.
+    """
+    if url is None or url.host_kind is not HostKind.DOMAIN or "xn--" not in url.host.lower():
+        return
+    from urlvet import confusables
+
+    index = _index(ctx)
+    verdict = confusables.display_safety(url.host, index.matcher(_server_domain(ctx)))
+    if verdict.safe:
+        return
+    why = confusables.describe_reasons(verdict.reasons)
+    yield Hit(
+        f"The web address {verdict.unicode.rstrip('.')} is not safe to show as written: {why}. "
+        f"Show it as {url.host.rstrip('.')} instead.",
+        {
+            "punycode": url.host,
+            "unicode": verdict.unicode,
+            "display": verdict.display,
+            "reasons": list(verdict.reasons),
+            "unsafe_labels": list(verdict.unsafe_labels),
+            "similar_to": verdict.similar_to,
+        },
+    )
+
+
+@rule("UV302", "homoglyph-of-protected-domain", Severity.CRITICAL, cwe=_LOOKALIKE_CWE)
+def homoglyph_of_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A host that looks exactly like a protected domain but is not it.
+
+    ## What it does
+    Computes the Unicode confusable skeleton (UTS #39, with the supplements browsers use) of
+    the host and of its parent domains and compares it with the skeletons of the protected
+    domains and of the asking server's own domain. Diacritics are dropped from Latin, Greek and
+    Cyrillic names first, so an accent cannot hide the match.
+
+    ## Why is this bad?
+    On screen the two names are the same: `paypa1.com`, `pаypal.com` (Cyrillic а) and
+    `googlé.com` all read as the real thing. There is no legitimate reason to send a user to
+    such a name, so urlvet blocks it.
+
+    ## Example
+    `https://pаypal.com/signin` (Cyrillic а), `https://rnicrosoft.com/`,
+    `https://accounts.goog1e.com/`.
+    """
+    report = _report(url, ctx)
+    if report is None or url is None:
+        return
+    from urlvet.lookalike import MatchKind
+
+    for match in report.of_kind(MatchKind.HOMOGLYPH):
+        yield Hit(
+            f"{_shown(url)} is made to look exactly like {match.target}, but it is a different "
+            "site: its letters only look the same on screen.",
+            _evidence(url, match),
+        )
+
+
+_EDIT_TEXT = {
+    "character-fold": "swaps letters for ones that look alike (0 for o, rn for m, vv for w)",
+    "one-substitution": "changes one letter",
+    "one-insertion": "adds one letter",
+    "one-deletion": "drops one letter",
+    "adjacent-swap": "swaps two neighbouring letters",
+}
+
+
+@rule("UV303", "near-miss-of-protected-domain", Severity.HIGH, cwe=_LOOKALIKE_CWE)
+def near_miss_of_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A host one typo away from a protected domain.
+
+    ## What it does
+    Compares the label before the public suffix (`paypal` in `paypal.com`) with the protected
+    labels after folding characters that squatters swap (0/o, 1/l/i, rn/m, vv/w, cl/d, q/g):
+    equal once folded, or one substitution, insertion, deletion or swap of neighbouring letters
+    apart. Matches that browsers discard as likely false positives (only trailing digits differ,
+    only the first letter, an added hyphen, or the suffix differs as well) are reported at medium
+    severity instead of being dropped.
+
+    ## Why is this bad?
+    Typosquatting domains catch people who misread or mistype a name they trust; a server that
+    sends a user to one is either compromised or phishing.
+
+    ## Example
+    `https://paypall.com/`, `https://gooogle.com/`, `https://githbu.com/`,
+    `https://g00gle.com/`.
+    """
+    report = _report(url, ctx)
+    if report is None or url is None:
+        return
+    from urlvet.lookalike import MatchKind
+
+    for match in report.of_kind(MatchKind.NEAR_MISS):
+        text = _EDIT_TEXT.get(match.how, "differs by one character")
+        severity = Severity.MEDIUM if match.likely_false_positive else None
+        hedge = " It may be an unrelated site with a similar name." if severity else ""
+        yield Hit(
+            f"{_shown(url)} looks like {match.target}: it {text}.{hedge}",
+            _evidence(url, match),
+            severity,
+        )
+
+
+@rule("UV304", "protected-domain-under-other-suffix", Severity.MEDIUM, cwe=_LOOKALIKE_CWE)
+def protected_domain_under_other_suffix(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A protected name registered under another public suffix.
+
+    ## What it does
+    Flags a host whose registrable domain has the same name as a protected domain under a
+    different suffix: `paypal.net`, `paypal.com.co`, `google.com.mx` when only `google.com` is
+    protected.
+
+    ## Why is this bad?
+    Anyone can register a brand's name under a suffix the brand does not use, and people read
+    the name, not the suffix. Many brands do own such domains, so this warns rather than
+    blocks: add the brand's real country domains to the protected list to silence it.
+
+    ## Example
+    `https://paypal.com.co/`, `https://github.co/`.
+    """
+    report = _report(url, ctx)
+    if report is None or url is None:
+        return
+    from urlvet.lookalike import MatchKind
+
+    for match in report.of_kind(MatchKind.OTHER_SUFFIX):
+        yield Hit(
+            f"{_shown(url)} uses the name of {match.target} under a different ending "
+            f"(.{match.detail.get('suffix', '')}); it may not belong to the same owner.",
+            _evidence(url, match),
+        )
+
+
+@rule("UV305", "embedded-protected-domain", Severity.HIGH, cwe=_LOOKALIKE_CWE)
+def embedded_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A host that spells out a protected domain inside a different site's name.
+
+    ## What it does
+    Splits the host at dots and hyphens and looks for a protected domain written out whole
+    (`google.com`, `google-com`, or glued as `googlecom`), compared by skeleton so accents
+    and homoglyphs do not hide it. A protected name followed by more labels is high severity; a
+    name that merely ends with a protected domain (`example-google.com`) is medium.
+
+    ## Why is this bad?
+    `accounts.google.com.evil.example` starts like Google's sign-in page, and many screens
+    cut long host names short. The site is `evil.example`.
+
+    ## Example
+    `https://accounts.google.com.evil.example/`, `https://accounts-google-com.evil.example/`,
+    `https://googlecom-login.net/`.
+    """
+    report = _report(url, ctx)
+    if report is None or url is None:
+        return
+    from urlvet.lookalike import MatchKind
+
+    site = url.registrable_domain or url.host
+    for match in report.of_kind(MatchKind.EMBEDDED):
+        embedded = match.detail.get("embedded", match.target)
+        severity = Severity.MEDIUM if match.likely_false_positive else None
+        yield Hit(
+            f"{_shown(url)} contains '{embedded}' to look like {match.target}, "
+            f"but the site is {site}.",
+            _evidence(url, match),
+            severity,
+        )
+
+
+@rule("UV306", "combo-squatting", Severity.MEDIUM, cwe=_LOOKALIKE_CWE)
+def combo_squatting(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A protected brand name combined with a sign-in or payment word.
+
+    ## What it does
+    Flags a registrable domain that contains a protected brand (the name before the suffix of
+    a protected domain, five letters or more, or four as a hyphen-separated word) together with
+    a keyword such as login, secure, account, verify, support, wallet or billing, compared by
+    skeleton.
+
+    ## Why is this bad?
+    `paypal-secure.com` and `github-login.com` sound official but belong to whoever registered
+    them; brands rarely use such names, phishing kits use them constantly.
+
+    ## Example
+    `https://paypal-secure.com/`, `https://github-login.com/`, `https://secureamazonlogin.net/`.
+    """
+    report = _report(url, ctx)
+    if report is None or url is None:
+        return
+    from urlvet.lookalike import MatchKind
+
+    for match in report.of_kind(MatchKind.COMBO):
+        keyword = match.detail.get("keyword", "")
+        yield Hit(
+            f"{_shown(url)} combines the name of {match.target} with the word '{keyword}'; "
+            f"it is not {match.target}.",
+            _evidence(url, match),
+        )

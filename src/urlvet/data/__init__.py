@@ -1,0 +1,1 @@
+"""Data files shipped inside the package (protected domains)."""
