@@ -136,7 +136,12 @@ _EXTRA: tuple[AddressRange, ...] = (
         "cloud",
     ),
     AddressRange("169.254.170.2/32", "AWS ECS task metadata", "cloud-metadata", False, "cloud"),
+    AddressRange(
+        "169.254.170.23/32", "AWS EKS Pod Identity agent", "cloud-metadata", False, "cloud"
+    ),
     AddressRange("169.254.169.123/32", "AWS time sync", "cloud-metadata", False, "cloud"),
+    AddressRange("169.254.169.253/32", "AWS VPC DNS resolver", "cloud-metadata", False, "cloud"),
+    AddressRange("169.254.0.23/32", "Tencent Cloud metadata", "cloud-metadata", False, "cloud"),
     AddressRange("fd00:ec2::254/128", "AWS metadata (IPv6)", "cloud-metadata", False, "cloud"),
     AddressRange("fd00:ec2::23/128", "AWS DNS / time (IPv6)", "cloud-metadata", False, "cloud"),
     AddressRange("100.100.100.200/32", "Alibaba Cloud metadata", "cloud-metadata", False, "cloud"),
@@ -236,8 +241,19 @@ def _embedded_ipv4(
         return low32, "ipv4-translated"
     if row.category == "ipv4-compatible" and value > 1:
         return low32, "ipv4-compatible"
-    if row.category in ("nat64", "nat64-local"):
+    if row.category == "nat64":
         return low32, "nat64"
+    if row.category == "nat64-local":
+        # RFC 8215 lets an operator use any RFC 6052 prefix length from /48 to /96 inside
+        # 64:ff9b:1::/48, so the position of the IPv4 address cannot be known from the
+        # address alone. The block is never globally reachable (IANA), whatever it embeds;
+        # the address is decoded only to explain the finding: the /96 layout when the middle
+        # bits are zero, else the /48 layout (bits 48-63 and 72-87, skipping the u octet).
+        if (value >> 32) & ((1 << 48) - 1) == 0:
+            return low32, "nat64-local"
+        high = (value >> 64) & 0xFFFF
+        low = (value >> 40) & 0xFFFF
+        return ipaddress.IPv4Address((high << 16) | low), "nat64-local"
     if row.category == "6to4":
         return ipaddress.IPv4Address((value >> 80) & 0xFFFFFFFF), "6to4"
     if row.category == "teredo":
@@ -246,14 +262,24 @@ def _embedded_ipv4(
     return None
 
 
+def is_globally_reachable(address: IPAddress | str) -> bool:
+    """True when a browser sent to ``address`` reaches the public Internet (see classify)."""
+    return classify(address).globally_reachable
+
+
 def parse_networks(values: Iterable[str]) -> tuple[IPNetwork, ...]:
     """Parse CIDR strings (host bits allowed) into networks; raises ValueError on bad input."""
     return tuple(ipaddress.ip_network(v.strip(), strict=False) for v in values)
 
 
 def in_networks(address: IPAddress, networks: Iterable[IPNetwork]) -> IPNetwork | None:
-    """The first of ``networks`` that holds ``address``, or None."""
+    """The most specific of ``networks`` that holds ``address``, or None."""
+    best: IPNetwork | None = None
     for net in networks:
-        if address.version == net.version and address in net:
-            return net
-    return None
+        if (
+            address.version == net.version
+            and address in net
+            and (best is None or net.prefixlen > best.prefixlen)
+        ):
+            best = net
+    return best

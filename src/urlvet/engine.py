@@ -37,10 +37,20 @@ class Vetter:
     """Vets URLs under one policy. Immutable and safe to share across threads and tasks."""
 
     __slots__ = ("__dict__", "_compiled", "policy")
+    policy: Policy
+    _compiled: CompiledPolicy
 
     def __init__(self, policy: Policy | None = None) -> None:
-        self.policy = policy if policy is not None else Policy()
-        self._compiled: CompiledPolicy = self.policy.compiled
+        chosen = policy if policy is not None else Policy()
+        object.__setattr__(self, "policy", chosen)
+        object.__setattr__(self, "_compiled", chosen.compiled)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Shared across threads and tasks: a Vetter never changes (its DNS cache aside).
+        raise AttributeError(f"a Vetter is immutable: build a new one instead of setting {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a Vetter is immutable: cannot delete {name!r}")
 
     @property
     def compiled(self) -> CompiledPolicy:

@@ -10,21 +10,31 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from urlvet.addresses import parse_networks
 from urlvet.checks import registry
 from urlvet.checks.base import CheckSettings, Rule
 from urlvet.errors import PolicyError
 from urlvet.findings import Decision, Severity
+from urlvet.url import normalize_domain
 
 MAX_POLICY_BYTES = 1_000_000
 MAX_EXTENDS_DEPTH = 8
@@ -64,13 +74,9 @@ DEFAULT_WILDCARD_DNS = (
     "rbndr.us",
     "backname.io",
     "fuf.me",
-    "readme.localtest.me",
-    "127.0.0.1.nip.io",
     "yoogle.com",
     "xip.name",
     "nip.codes",
-    "ip.localhost.direct",
-    "domaincontrol.localtest.me",
 )
 DEFAULT_TRUSTED_THIRD_PARTIES = (
     "accounts.google.com",
@@ -116,6 +122,14 @@ class Thresholds(_Strict):
     warn: Severity = Field(Severity.LOW, description="Findings at or above this warn.")
     block: Severity = Field(Severity.HIGH, description="Findings at or above this block.")
 
+    @model_validator(mode="after")
+    def _ordered(self) -> Thresholds:
+        if self.warn.rank > self.block.rank:
+            raise ValueError(
+                f"warn ({self.warn.value}) must not be above block ({self.block.value})"
+            )
+        return self
+
 
 class Limits(_Strict):
     """Size limits on what is vetted."""
@@ -125,72 +139,94 @@ class Limits(_Strict):
     )
 
 
-class Networks(_Strict):
-    """IP networks the organisation declares legitimate or blocks."""
-
-    allowed: list[str] = Field(
-        default_factory=list,
-        description="CIDRs declared legitimate (a corporate split horizon, a Tailscale range): "
-        "address rules stay quiet for them.",
-    )
-    blocked: list[str] = Field(
-        default_factory=list, description="Extra CIDRs to block although they are public."
-    )
-
-    @field_validator("allowed", "blocked")
-    @classmethod
-    def _cidrs(cls, values: list[str]) -> list[str]:
-        for v in values:
-            try:
-                ipaddress.ip_network(v.strip(), strict=False)
-            except ValueError as exc:
-                raise ValueError(f"{v!r} is not an IP network in CIDR form") from exc
-        return values
+def _cidr(value: str) -> str:
+    try:
+        ipaddress.ip_network(value.strip(), strict=False)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an IP network in CIDR form") from None
+    return value.strip()
 
 
 def _norm_domain(value: str) -> str:
-    v = value.strip().rstrip(".").lower()
-    if not v or any(c in v for c in "/:@ \t"):
-        raise ValueError(f"{value!r} is not a domain name")
-    try:
-        return v.encode("idna").decode("ascii") if not v.isascii() else v
-    except UnicodeError as exc:
-        raise ValueError(f"{value!r} is not a valid internationalised domain name") from exc
+    # The browser's own spelling (WHATWG host parsing: UTS #46, A-labels), so that a listed
+    # `faß.de` matches the host a browser opens (xn--fa-hia.de, not IDNA 2003's fass.de).
+    if "*" in value:
+        # `*` is a valid character in a WHATWG host, so `*.evil.example` would be kept as a
+        # literal name that never matches anything.
+        raise ValueError(
+            f"{value!r}: write the domain without '*': a listed domain already matches "
+            "itself and every name under it"
+        )
+    return normalize_domain(value)
+
+
+def _trusted_entry(value: str) -> str:
+    host, slash, path = value.strip().partition("/")
+    wildcard = host.startswith("*.")
+    name = _norm_domain(host.removeprefix("*."))
+    if any(c in path for c in "?#\\ "):
+        raise ValueError(f"{value!r}: a trusted path prefix cannot hold '?', '#' or spaces")
+    return ("*." if wildcard else "") + name + (slash + path.rstrip("/") if path else "")
+
+
+def _selector(value: str) -> str:
+    if not registry.expand(value):
+        raise ValueError(f"unknown rule code, prefix or name {value!r}")
+    return value
+
+
+def _rule_key(value: str) -> str:
+    if registry.get(value) is None and value not in {r.name for r in registry.rules().values()}:
+        raise ValueError(f"unknown rule code {value!r}")
+    return value
+
+
+Cidr = Annotated[str, AfterValidator(_cidr)]
+DomainName = Annotated[str, AfterValidator(_norm_domain)]
+TrustedEntry = Annotated[str, AfterValidator(_trusted_entry)]
+Selector = Annotated[str, AfterValidator(_selector)]
+RuleKey = Annotated[str, AfterValidator(_rule_key)]
+
+
+class Networks(_Strict):
+    """IP networks the organisation declares legitimate or blocks."""
+
+    allowed: list[Cidr] = Field(
+        default_factory=list,
+        description="CIDRs declared legitimate (a corporate split horizon, a Tailscale range): "
+        "address rules stay quiet for them; a narrower allowed network carves an exception "
+        "out of a blocked one.",
+    )
+    blocked: list[Cidr] = Field(
+        default_factory=list, description="Extra CIDRs to block although they are public."
+    )
 
 
 class Domains(_Strict):
     """Domain lists. A domain matches itself and every name under it."""
 
-    allowed: list[str] = Field(
+    allowed: list[DomainName] = Field(
         default_factory=list,
         description="Domains the organisation vouches for: internal-name and lookalike rules "
         "stay quiet for them.",
     )
-    blocked: list[str] = Field(default_factory=list, description="Domains never to open (UV208).")
-    internal_suffixes: list[str] = Field(
+    blocked: list[DomainName] = Field(
+        default_factory=list, description="Domains never to open (UV208)."
+    )
+    internal_suffixes: list[DomainName] = Field(
         default_factory=lambda: list(DEFAULT_INTERNAL_SUFFIXES),
         description="Suffixes of names that only resolve inside a network (UV203).",
     )
-    wildcard_dns: list[str] = Field(
+    wildcard_dns: list[DomainName] = Field(
         default_factory=lambda: list(DEFAULT_WILDCARD_DNS),
         description="Services that resolve names with an address in them (UV204).",
     )
-
-    @field_validator("allowed", "blocked", "internal_suffixes", "wildcard_dns")
-    @classmethod
-    def _domains(cls, values: list[str]) -> list[str]:
-        return [_norm_domain(v) for v in values]
 
 
 class ServerExpectation(_Strict):
     """What the policy expects of one configured server."""
 
-    domains: list[str] = Field(description="Domains this server may send users to (UV405).")
-
-    @field_validator("domains")
-    @classmethod
-    def _domains(cls, values: list[str]) -> list[str]:
-        return [_norm_domain(v) for v in values]
+    domains: list[DomainName] = Field(description="Domains this server may send users to (UV405).")
 
 
 class DnsPolicy(_Strict):
@@ -247,17 +283,17 @@ class Policy(_Strict):
 
     extends: str | None = Field(None, description="A parent policy file, relative to this one.")
     thresholds: Thresholds = Field(default_factory=Thresholds)
-    select: list[str] = Field(
+    select: list[Selector] = Field(
         default_factory=lambda: ["UV"],
         description="Rule codes, prefixes or names to run (default: all).",
     )
-    ignore: list[str] = Field(
+    ignore: list[Selector] = Field(
         default_factory=list, description="Rule codes, prefixes or names not to run."
     )
-    severity: dict[str, Severity] = Field(
+    severity: dict[RuleKey, Severity] = Field(
         default_factory=dict, description="Per-rule severity overrides: code or name -> severity."
     )
-    trusted_third_parties: list[str] = Field(
+    trusted_third_parties: list[TrustedEntry] = Field(
         default_factory=lambda: list(DEFAULT_TRUSTED_THIRD_PARTIES),
         description="host, *.domain, or host/path-prefix that any server may send users to.",
     )
@@ -266,7 +302,7 @@ class Policy(_Strict):
     servers: dict[str, ServerExpectation] = Field(
         default_factory=dict, description="Per configured server name: what it may open."
     )
-    protected_domains: list[str] = Field(
+    protected_domains: list[DomainName] = Field(
         default_factory=list,
         description="Extra domains to protect from lookalikes, added to the shipped list.",
     )
@@ -275,35 +311,6 @@ class Policy(_Strict):
     )
     limits: Limits = Field(default_factory=Limits)
     dns: DnsPolicy = Field(default_factory=DnsPolicy)
-
-    @field_validator("select", "ignore")
-    @classmethod
-    def _selectors(cls, values: list[str]) -> list[str]:
-        for v in values:
-            if not registry.expand(v):
-                raise ValueError(f"unknown rule code, prefix or name {v!r}")
-        return values
-
-    @field_validator("severity")
-    @classmethod
-    def _severity_keys(cls, values: dict[str, Severity]) -> dict[str, Severity]:
-        for k in values:
-            if registry.get(k) is None and k not in {r.name for r in registry.rules().values()}:
-                raise ValueError(f"unknown rule code {k!r}")
-        return values
-
-    @field_validator("protected_domains")
-    @classmethod
-    def _protected(cls, values: list[str]) -> list[str]:
-        return [_norm_domain(v) for v in values]
-
-    @field_validator("trusted_third_parties")
-    @classmethod
-    def _trusted(cls, values: list[str]) -> list[str]:
-        for v in values:
-            host = v.split("/", 1)[0]
-            _norm_domain(host.removeprefix("*."))
-        return values
 
     def with_changes(self, **changes: Any) -> Policy:
         """A new, validated policy with some top-level fields replaced."""
@@ -475,22 +482,24 @@ def load_policy(path: str | Path) -> Policy:
 def _load_chain(
     path: Path, depth: int, seen: tuple[Path, ...]
 ) -> tuple[dict[str, Any], list[_Source]]:
-    if depth > MAX_EXTENDS_DEPTH:
-        raise PolicyError(f"{path}: 'extends' is nested more than {MAX_EXTENDS_DEPTH} deep")
     resolved = path.resolve()
-    if resolved in seen:
-        raise PolicyError(f"{path}:1: extends: circular 'extends' chain")
     source = read_policy_source(path)
     data = dict(source.data)
     parent_name = data.pop("extends", None)
     if parent_name is None:
         return data, [source]
-    if not isinstance(parent_name, str):
-        line = source.lines.get(("extends",), 1)
+    line = source.lines.get(("extends",), 1)
+    if not isinstance(parent_name, str) or not parent_name.strip():
         raise PolicyError(f"{path}:{line}: extends: must be a file name")
     parent_path = path.parent / parent_name
-    if not parent_path.exists():
-        line = source.lines.get(("extends",), 1)
+    if parent_path.resolve() in (*seen, resolved):
+        chain = " -> ".join(p.name for p in (*seen, resolved, parent_path.resolve()))
+        raise PolicyError(f"{path}:{line}: extends: circular 'extends' chain ({chain})")
+    if depth >= MAX_EXTENDS_DEPTH:
+        raise PolicyError(
+            f"{path}:{line}: extends: policies extend each other more than {MAX_EXTENDS_DEPTH} deep"
+        )
+    if not parent_path.is_file():
         raise PolicyError(f"{path}:{line}: extends: no such policy file {str(parent_path)!r}")
     parent, sources = _load_chain(parent_path, depth + 1, (*seen, resolved))
     return merge(parent, data), [source, *sources]
@@ -526,7 +535,12 @@ def _read_toml(path: Path, text: str) -> _Source:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise PolicyError(f"{path}: invalid TOML: {exc}") from None
+        # Python 3.11's TOMLDecodeError has no line attribute; its message ends with one.
+        message = str(exc)
+        where = re.search(r"\(at line (\d+), column \d+\)$", message)
+        line = int(where.group(1)) if where else 1
+        reason = message[: where.start()].strip() if where else message
+        raise PolicyError(f"{path}:{line}: invalid TOML: {reason}") from None
     return _Source(str(path), _text_key_lines(text), data)
 
 
@@ -584,31 +598,45 @@ def _read_yaml(path: Path, text: str) -> _Source:
     if not isinstance(node, yaml.MappingNode):
         raise PolicyError(f"{path}:{node.start_mark.line + 1}: a policy must be a mapping of keys")
     lines: dict[tuple[str, ...], int] = {}
-    _yaml_lines(node, (), lines)
+    _yaml_lines(path, node, (), lines)
     try:
         data = yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        raise PolicyError(f"{path}:{line}: invalid YAML: {exc.problem or exc.context}") from None
     except yaml.YAMLError as exc:
         raise PolicyError(f"{path}: invalid YAML: {exc}") from None
     return _Source(str(path), lines, data)
 
 
-def _yaml_lines(node: Any, path: tuple[str, ...], out: dict[tuple[str, ...], int]) -> None:
+def _yaml_lines(
+    file: Path, node: Any, path: tuple[str, ...], out: dict[tuple[str, ...], int]
+) -> None:
     if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
         for key, value in node.value:
-            k = (*path, str(key.value))
+            name = str(key.value)
+            k = (*path, name)
+            if name in seen:
+                # PyYAML keeps the last of two equal keys without a word: in a security
+                # policy a silently dropped setting is a bug waiting to be found.
+                line = key.start_mark.line + 1
+                raise PolicyError(f"{file}:{line}: {'.'.join(k)}: duplicate key")
+            seen.add(name)
             out.setdefault(k, key.start_mark.line + 1)
-            _yaml_lines(value, k, out)
+            _yaml_lines(file, value, k, out)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             k = (*path, str(i))
             out.setdefault(k, item.start_mark.line + 1)
-            _yaml_lines(item, k, out)
+            _yaml_lines(file, item, k, out)
 
 
 def _policy_error(exc: ValidationError, sources: list[_Source]) -> PolicyError:
     messages = []
     for err in exc.errors():
-        loc = tuple(str(p) for p in err["loc"])
+        loc = tuple(str(p) for p in err["loc"] if p != "[key]")
         where, line = _locate(loc, sources)
         key = ".".join(loc) or "(top level)"
         msg = err["msg"].removeprefix("Value error, ")

@@ -24,7 +24,13 @@ class Server:
     url: str | None = None
     """The server's endpoint URL for HTTP transports; None for a stdio server."""
     parsed: ParsedURL | None = field(default=None, compare=False, repr=False)
-    """The parsed endpoint URL."""
+    """The parsed endpoint URL (filled in from ``url`` when not given)."""
+
+    def __post_init__(self) -> None:
+        # A Server built by hand with only a URL must not pass for a local (stdio) server:
+        # that would let a remote server send users to loopback http:// pages.
+        if self.url is not None and self.parsed is None:
+            object.__setattr__(self, "parsed", _parse_endpoint(self.url))
 
     @property
     def transport(self) -> str:
@@ -92,10 +98,16 @@ def _server_from_text(value: str, name: str | None) -> Server:
     text = value.strip()
     if text.lower() == "stdio":
         return Server(name=name, url=None)
+    parsed = _parse_endpoint(text)
+    return Server(name=name, url=parsed.href, parsed=parsed)
+
+
+def _parse_endpoint(text: str) -> ParsedURL:
+    """The parsed endpoint URL of an HTTP server. Raises InputError when it is not one."""
     try:
-        parsed = parse(text)
+        parsed = parse(text.strip())
     except InvalidURL as exc:
         raise InputError(f"server URL {text!r} is not valid: {exc}") from exc
     if parsed.scheme not in ("http", "https") or not parsed.host:
         raise InputError(f"server URL {text!r} must be an http(s) URL with a host, or 'stdio'")
-    return Server(name=name, url=parsed.href, parsed=parsed)
+    return parsed

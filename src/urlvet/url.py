@@ -126,7 +126,14 @@ def site_of(host: str) -> tuple[str | None, str | None, bool]:
 
 
 def to_unicode(host: str) -> str:
-    """Decode each A-label of a host to Unicode; labels that do not decode are kept as-is."""
+    """Decode each A-label of a host to Unicode; labels that do not decode are kept as-is.
+
+    The URL Standard keeps an all-ASCII host with an invalid A-label (``xn--a``, ``xn--1ug``
+    which is a lone ZERO WIDTH JOINER, ``xn--7ba`` which is an upper-case letter) as it is,
+    and so do browsers; such a label must never be shown decoded, or the consent screen
+    would show invisible or mapped characters. ada-url's ToUnicode revalidates each decoded
+    label (UTS #46) and keeps the A-label when it is invalid; tests pin that.
+    """
     if "xn--" not in host:
         return host
     try:
@@ -135,14 +142,16 @@ def to_unicode(host: str) -> str:
         return host
 
 
-def parse(raw: str) -> ParsedURL:
-    """Parse ``raw`` as a browser's address bar would (without a base URL).
+def parse(raw: str, base: str | None = None) -> ParsedURL:
+    """Parse ``raw`` as a browser's address bar would, or relative to ``base`` when given.
 
     Raises :class:`InvalidURL` when a browser would refuse the URL.
     """
     if not isinstance(raw, str):
         raise InvalidURL(f"a URL must be text, not {type(raw).__name__}")
-    parts = _components(raw)
+    if base is not None and not isinstance(base, str):
+        raise InvalidURL(f"a base URL must be text, not {type(base).__name__}")
+    parts = _components(raw, base)
     if parts is None:
         raise InvalidURL(_refusal_reason(raw))
     (
@@ -208,15 +217,16 @@ def parse(raw: str) -> ParsedURL:
 _Components = tuple[str, str, str, int, str, str, str, str, str, str]
 
 
-def _components(raw: str) -> _Components | None:
-    """The WHATWG components of ``raw``, or None when a browser refuses it."""
+def _components(raw: str, base: str | None = None) -> _Components | None:
+    """The WHATWG components of ``raw`` (against ``base``), or None when a browser refuses it."""
     try:
         data = raw.encode("utf-8")
+        base_data = base.encode("utf-8") if base is not None else None
     except UnicodeEncodeError:
         return None
     if _lib is None:  # pragma: no cover
         try:
-            u = URL(raw)
+            u = URL(raw, base=base)
             return (
                 u.href,
                 u.protocol,
@@ -231,7 +241,10 @@ def _components(raw: str) -> _Components | None:
             )
         except (ValueError, UnicodeError):
             return None
-    obj = _lib.ada_parse(data, len(data))
+    if base_data is None:
+        obj = _lib.ada_parse(data, len(data))
+    else:
+        obj = _lib.ada_parse_with_base(data, len(data), base_data, len(base_data))
     try:
         if not _lib.ada_is_valid(obj):
             return None
@@ -253,6 +266,24 @@ def _components(raw: str) -> _Components | None:
 
 def _text(value: Any) -> str:
     return _ffi.unpack(value.data, value.length).decode("utf-8") if value.length else ""
+
+
+def normalize_domain(text: str) -> str:
+    """A domain as a browser spells it: lower case, A-labels, no trailing dot.
+
+    For domains in policies. Raises ValueError when ``text`` is not a domain a browser
+    would accept as a host (IP addresses included: they are not domains).
+    """
+    value = text.strip().rstrip(".")
+    if not value or any(c in value for c in "/:@?#[]\\ \t\n\r"):
+        raise ValueError(f"{text!r} is not a domain name")
+    try:
+        url = parse(f"https://{value}/")
+    except InvalidURL as exc:
+        raise ValueError(f"{text!r} is not a valid domain name: {exc}") from None
+    if url.host_kind is not HostKind.DOMAIN:
+        raise ValueError(f"{text!r} is an IP address, not a domain name")
+    return url.host.rstrip(".")
 
 
 def _refusal_reason(raw: str) -> str:

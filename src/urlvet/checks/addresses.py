@@ -30,18 +30,27 @@ _ROUTE_LABELS = {
 }
 
 
+def _deciding(cls: AddressClass) -> AddressClass:
+    # The embedded IPv4 address decides, except where the IPv6 block itself is never reachable
+    # whatever it embeds (local-use NAT64): then the block is what to name.
+    eff = cls.effective
+    if eff is not cls and eff.globally_reachable and not cls.globally_reachable:
+        return cls
+    return eff
+
+
 def describe(cls: AddressClass) -> str:
     """A short plain-language name of where an address leads."""
-    eff = cls.effective
+    eff = _deciding(cls)
     where = _ROUTE_LABELS.get(eff.category, f"a special-purpose range ({eff.name})")
-    if cls.embedded is not None:
+    if cls.embedded is not None and eff is not cls:
         return f"{where}, hidden inside the IPv6 address ({cls.via})"
     return where
 
 
 def address_evidence(cls: AddressClass) -> dict[str, object]:
     """The facts about one classified address, for a finding's evidence."""
-    eff = cls.effective
+    eff = _deciding(cls)
     ev: dict[str, object] = {
         "address": cls.address,
         "category": eff.category,
@@ -52,6 +61,27 @@ def address_evidence(cls: AddressClass) -> dict[str, object]:
         ev["embedded_ipv4"] = cls.embedded.address
         ev["via"] = cls.via
     return ev
+
+
+def reached_addresses(
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address,
+) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """The address, and the IPv4 address it embeds when it is an IPv6 that embeds one."""
+    embedded = classify(address).embedded
+    if embedded is None:
+        return [address]
+    return [address, ipaddress.ip_address(embedded.address)]
+
+
+def in_any(
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address,
+    networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...],
+) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
+    """The most specific network holding the address or the IPv4 address it embeds."""
+    if not networks:
+        return None
+    found = [n for a in reached_addresses(address) if (n := in_networks(a, networks))]
+    return max(found, key=lambda n: n.prefixlen, default=None)
 
 
 def _local_callback(url: ParsedURL, ctx: CheckContext) -> bool:
@@ -85,7 +115,7 @@ def non_public_address_literal(url: ParsedURL | None, ctx: CheckContext) -> Iter
     cls = classify(url.ip)
     if cls.globally_reachable or _local_callback(url, ctx):
         return
-    if in_networks(url.ip, ctx.settings.allowed_networks) is not None:
+    if in_any(url.ip, ctx.settings.allowed_networks) is not None:
         return
     yield Hit(
         f"The link points to an IP address in {describe(cls)}, not a public website.",
@@ -148,20 +178,25 @@ def internal_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
             {"host": host, "reason": "single-label"},
         )
         return
-    for suffix in parent_domains(host)[1:]:
+    # The host itself counts too: `home.arpa` and `metadata.google.internal` are listed names.
+    for suffix in parent_domains(host):
         if suffix in ctx.settings.internal_suffixes:
+            where = "the name" if suffix == host else f"a name under .{suffix}"
             yield Hit(
-                f"The link points to {host!r}, a name under .{suffix} that only works "
-                "inside a private network.",
+                f"The link points to {host!r}, {where} that only works inside a private network.",
                 {"host": host, "suffix": suffix},
             )
             return
 
 
-_V4_DOTTED = re.compile(r"(?:^|[.-])((?:\d{1,3}[.-]){3}\d{1,3})(?:$|[.-])")
-_V4_HEX = re.compile(r"(?:^|[.-])([0-9a-f]{8})(?:$|[.-])")
+# Lookarounds rather than consumed separators, so that neighbouring forms are all found
+# (`7f000001.c0a80001.rbndr.us` names two addresses).
+# Overlapping (a lookahead): `1.2.3.4.5.6.nip.io` holds three candidate addresses, and the
+# services differ in which one they answer with.
+_V4_DOTTED = re.compile(r"(?<![0-9a-z])(?=((?:\d{1,3}[.-]){3}\d{1,3})(?![0-9a-z]))")
+_V4_HEX = re.compile(r"(?<![0-9a-z])([0-9a-f]{8})(?![0-9a-z])")
 _V6_DASHED = re.compile(
-    r"(?:^|\.)([0-9a-f-]*--[0-9a-f-]*|(?:[0-9a-f]{1,4}-){7}[0-9a-f]{1,4})(?:$|\.)"
+    r"(?<![^.])([0-9a-f-]*--[0-9a-f-]*|(?:[0-9a-f]{1,4}-){7}[0-9a-f]{1,4})(?![^.])"
 )
 
 
@@ -171,7 +206,9 @@ def embedded_addresses(label_part: str) -> list[ipaddress.IPv4Address | ipaddres
     for m in _V4_DOTTED.finditer(label_part):
         parts = re.split(r"[.-]", m.group(1))
         if all(int(p) <= 255 for p in parts):
-            found.append(ipaddress.IPv4Address(".".join(str(int(p)) for p in parts)))
+            address = ipaddress.IPv4Address(".".join(str(int(p)) for p in parts))
+            if address not in found:
+                found.append(address)
     for m in _V4_HEX.finditer(label_part):
         found.append(ipaddress.IPv4Address(int(m.group(1), 16)))
     for m in _V6_DASHED.finditer(label_part):
@@ -190,8 +227,9 @@ def address_in_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     Flags names under services such as nip.io, sslip.io, xip.io, localtest.me, lvh.me and
     1u.ms (the list is in the policy). Where the name carries an address (`10.0.0.1.nip.io`,
     `app-192-168-1-1.sslip.io`, `0a000001.nip.io`) it is classified like an IP literal: a
-    private target blocks, a public one warns. Services that always answer loopback, and
-    rebinding services, block.
+    private target blocks, a public one warns. Services that always answer loopback, names
+    with no address the service could answer with, and DNS-rebinding names (`rbndr.us`,
+    1u.ms `rebind` names) block.
 
     ## Why is this bad?
     These names exist to make any IP address look like a domain name, which is exactly what
@@ -205,7 +243,12 @@ def address_in_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     if url is None or url.host_kind is not HostKind.DOMAIN:
         return
     host = url.host.rstrip(".").lower()
-    service = host_matches(host, ctx.settings.wildcard_dns_suffixes)
+    # The shortest listed suffix is the service: a list holding both nip.io and
+    # 127.0.0.1.nip.io must still read the address out of company.127.0.0.1.nip.io.
+    services = ctx.settings.wildcard_dns_suffixes
+    if not services:
+        return
+    service = next((p for p in reversed(parent_domains(host)) if p in services), None)
     if service is None:
         return
     prefix = host[: -len(service)].rstrip(".")
@@ -219,12 +262,28 @@ def address_in_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
         )
         return
     classes = [classify(a) for a in addresses]
-    private = [c for c in classes if not c.globally_reachable]
+    allowed = ctx.settings.allowed_networks
+    private = [
+        c
+        for a, c in zip(addresses, classes, strict=True)
+        if not c.globally_reachable and in_any(a, allowed) is None
+    ]
     evidence["embedded"] = [address_evidence(c) for c in classes]
+    # A rebinding name answers one address now and another later: whatever addresses it
+    # names, what the browser reaches is not what was checked.
+    rebinding = service in _REBINDING_SERVICES or "rebind" in prefix
+    evidence["rebinding"] = rebinding
     if private:
         yield Hit(
             f"The link uses {service} to disguise an address in {describe(private[0])} "
             f"({private[0].address}) as a name.",
+            evidence,
+        )
+    elif rebinding:
+        yield Hit(
+            f"The link uses {service} to switch the name between addresses "
+            f"({', '.join(c.address for c in classes)}) after it has been checked "
+            "(DNS rebinding).",
             evidence,
         )
     else:
@@ -233,6 +292,9 @@ def address_in_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
             evidence,
             severity=Severity.MEDIUM,
         )
+
+
+_REBINDING_SERVICES = frozenset({"rbndr.us"})
 
 
 @rule("UV205", "public-address-literal", Severity.MEDIUM)
@@ -252,7 +314,12 @@ def public_address_literal(url: ParsedURL | None, ctx: CheckContext) -> Iterator
     if url is None or url.ip is None:
         return
     cls = classify(url.ip)
-    if cls.globally_reachable and in_networks(url.ip, ctx.settings.blocked_networks) is None:
+    settings = ctx.settings
+    if (
+        cls.globally_reachable
+        and in_any(url.ip, settings.blocked_networks) is None
+        and in_any(url.ip, settings.allowed_networks) is None
+    ):
         yield Hit(
             f"The link points to the bare IP address {url.host_for_display} instead of a "
             "site name.",
@@ -301,16 +368,29 @@ def obfuscated_address(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
     written = raw_host(ctx.raw)
     if written is None:
         return
-    canonical = url.host if url.host_kind is HostKind.IPV4 else f"[{url.host}]"
     if url.host_kind is HostKind.IPV4:
-        if written.lower().rstrip(".") == canonical:
+        if written.lower().rstrip(".") == url.host:
             return
-    elif "." not in written and "%" not in written:
-        return
+        meaning = url.host
+    else:
+        # An IPv6 literal disguises an IPv4 address when it writes one in dotted form, or
+        # is an IPv4-mapped, -compatible or -translated address (which reaches IPv4 only).
+        via = classify(url.ip).via
+        if "." not in written and "%" not in written and via not in _IPV4_IN_IPV6_FORMS:
+            return
+        embedded = classify(url.ip).embedded
+        meaning = f"[{url.host}]" + (
+            f", the IPv4 address {embedded.address}"
+            if embedded is not None and via in _IPV4_IN_IPV6_FORMS
+            else ""
+        )
     yield Hit(
-        f"The address is disguised: written as {written!r}, it means {url.host}.",
+        f"The address is disguised: written as {written!r}, it means {meaning}.",
         {"written": written, "address": url.host},
     )
+
+
+_IPV4_IN_IPV6_FORMS = frozenset({"ipv4-mapped", "ipv4-compatible", "ipv4-translated"})
 
 
 @rule("UV207", "blocked-network", Severity.CRITICAL, cwe=918)
@@ -320,6 +400,8 @@ def blocked_network(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     ## What it does
     Flags IP literals inside `networks.blocked` of the policy, for ranges that are public
     on the Internet but private to the organisation (its own address space, a partner VPN).
+    An IPv6 literal that embeds an IPv4 address is matched by both. A narrower network in
+    `networks.allowed` carves an exception out of a blocked one.
 
     ## Why is this bad?
     The organisation has said that nothing should send users there.
@@ -329,8 +411,14 @@ def blocked_network(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """
     if url is None or url.ip is None:
         return
-    net = in_networks(url.ip, ctx.settings.blocked_networks)
+    net = in_any(url.ip, ctx.settings.blocked_networks)
     if net is not None:
+        # A narrower allowed network carves an exception out of a blocked one (the
+        # organisation blocks a provider's /16 but uses one /24 in it); an equal or wider
+        # one does not undo the block.
+        allowed = in_any(url.ip, ctx.settings.allowed_networks)
+        if allowed is not None and allowed.prefixlen > net.prefixlen:
+            return
         yield Hit(
             f"The link points to {url.host_for_display}, in a network your policy blocks ({net}).",
             {"address": url.host, "network": str(net)},

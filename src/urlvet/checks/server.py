@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from urlvet.checks.base import CheckContext, Hit, host_matches, parent_domains, rule
 from urlvet.findings import Severity
 from urlvet.server import is_loopback_host
-from urlvet.url import HostKind, ParsedURL
+from urlvet.url import HostKind, ParsedURL, site_of
 
 
 def trusted_third_party(url: ParsedURL, ctx: CheckContext) -> str | None:
@@ -82,7 +83,9 @@ def server_domain_embedded(url: ParsedURL | None, ctx: CheckContext) -> Iterator
     ## What it does
     Flags hosts such as `mcp.example.com.evil.example` or `example-com.evil.example` when
     the server is `mcp.example.com`: the server's name is there to be read, but the site is
-    another.
+    another. The name is matched on whole labels, with dots or hyphens between them, so
+    `data-co.uk` does not contain `a.co`. For a server with expected domains in the policy
+    (stdio servers included) those domains are looked for too.
 
     ## Why is this bad?
     People look for a familiar name anywhere in the address bar. Putting the expected name
@@ -94,24 +97,43 @@ def server_domain_embedded(url: ParsedURL | None, ctx: CheckContext) -> Iterator
     server = ctx.server
     if url is None or server is None or url.host_kind is not HostKind.DOMAIN:
         return
-    mine = server.registrable_domain
-    if not mine or url.registrable_domain == mine:
+    names = _names_of_server(ctx)
+    site = _site(url)
+    if not names or site in names or _under_any(url.host, names):
         return
-    host = "." + url.host.rstrip(".").lower() + "."
-    forms = {
-        f".{mine}.",
-        "." + mine.replace(".", "-"),
-        mine.replace(".", "-") + ".",
-        "-" + mine.replace(".", "-"),
-    }
-    if server.host and server.host != mine:
-        forms.add(f".{server.host}.")
-    if any(f in host for f in forms):
-        yield Hit(
-            f"The link's address contains the server's name ({mine}) but really goes to "
-            f"{url.registrable_domain or url.host}.",
-            {"server_site": mine, "url_site": url.registrable_domain, "host": url.host},
-        )
+    if trusted_third_party(url, ctx) is not None:
+        return
+    tokens = _TOKEN_SPLIT.split(url.host.rstrip(".").lower())
+    for name in sorted(names, key=lambda n: (-n.count("."), n)):
+        wanted = name.split(".")
+        n = len(wanted)
+        if any(tokens[i : i + n] == wanted for i in range(len(tokens) - n + 1)):
+            yield Hit(
+                f"The link's address contains the server's name ({name}) but really goes "
+                f"to {site}.",
+                {"server_site": name, "url_site": site, "host": url.host},
+            )
+            return
+
+
+_TOKEN_SPLIT = re.compile(r"[.-]")
+
+
+def _names_of_server(ctx: CheckContext) -> frozenset[str]:
+    """The sites a person would recognise as the server's: its own, and its expected ones."""
+    names: set[str] = set()
+    server = ctx.server
+    if server is not None and server.registrable_domain:
+        names.add(server.registrable_domain)
+    expected = _expected_domains(ctx)
+    if expected:
+        for domain in expected:
+            names.add(site_of(domain)[0] or domain)
+    return frozenset(names)
+
+
+def _under_any(host: str, domains: frozenset[str]) -> bool:
+    return host_matches(host, domains) is not None
 
 
 @rule("UV403", "trusted-third-party", Severity.INFO)

@@ -20,7 +20,11 @@ def unparseable_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
 
     ## What it does
     Flags input that the WHATWG URL parser, the one browsers use, rejects: no scheme, a
-    malformed host or port, forbidden characters in the host, invalid punycode.
+    malformed host or port, forbidden characters in the host, a Unicode host that UTS #46
+    rejects (disallowed characters, broken bidirectional text, an empty or over-long name),
+    text that is not valid Unicode. Exactly what the URL Standard refuses: an all-ASCII host
+    with an undecodable `xn--` label is kept by browsers, and by urlvet (it is shown as is,
+    never decoded).
 
     ## Why is this bad?
     A client cannot show the user where such a URL leads, and other parsers may read it
