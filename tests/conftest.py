@@ -10,3 +10,36 @@ from __future__ import annotations
 import os
 
 os.environ["URLVET_NAMESERVERS"] = "127.0.0.1:1"
+
+
+# --- DNS servers on loopback (tests/dnsserver.py) ---------------------------------------------
+
+from collections.abc import Iterator
+
+import pytest
+
+from dnsserver import NSD_INSTALL_HINT, Blackhole, NsdServer, find_nsd, in_ci
+
+
+@pytest.fixture(scope="session")
+def nsd() -> Iterator[tuple[str, int]]:
+    """NSD serving tests/dns/zone/ on 127.0.0.1: (host, port).
+
+    A missing NSD fails the test, in CI and locally alike: skipping would turn the DNS rules'
+    tests green without running them.
+    """
+    if find_nsd() is None:
+        where = "CI must install it before the tests (.ci/run). " if in_ci() else ""
+        pytest.fail(where + NSD_INSTALL_HINT, pytrace=False)
+    with NsdServer() as server:
+        yield server.address
+
+
+@pytest.fixture(scope="session")
+def blackhole_ns() -> Iterator[tuple[str, int]]:
+    """A UDP socket on 127.0.0.1 that never answers: (host, port), for the timeout path."""
+    hole = Blackhole()
+    try:
+        yield hole.address
+    finally:
+        hole.close()

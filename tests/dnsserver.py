@@ -23,6 +23,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import dns.exception
@@ -30,6 +31,7 @@ import dns.message
 import dns.query
 import dns.rcode
 import dns.rdatatype
+import dns.rrset
 
 ZONE_DIR = Path(__file__).parent / "dns" / "zone"
 NSD_INSTALL_HINT = (
@@ -120,7 +122,7 @@ class NsdServer:
         conf = tmp / "nsd.conf"
         conf.write_text(
             "server:\n"
-            f'\tip-address: {self.host}@{self.port}\n'
+            f"\tip-address: {self.host}@{self.port}\n"
             f"\tport: {self.port}\n"
             "\tdo-ip4: yes\n"
             # Only 127.0.0.1 is configured; IPv6 stays off so a box without ::1 works too.
@@ -141,6 +143,10 @@ class NsdServer:
             "\tround-robin: no\n"
             "\tminimal-responses: no\n"
             "\trefuse-any: yes\n"
+            # Response rate limiting is on by default (200 answers/s per /24): it would drop
+            # answers to the tests' and the benchmark's bursts from 127.0.0.1.
+            "\trrl-ratelimit: 0\n"
+            "\trrl-whitelist-ratelimit: 0\n"
             "\n"
             "remote-control:\n"
             "\tcontrol-enable: no\n"
@@ -163,7 +169,9 @@ class NsdServer:
             except (OSError, dns.exception.DNSException):
                 pass
             time.sleep(0.05)
-        raise RuntimeError(f"nsd did not answer within {self.startup_timeout} s. {self._log_text()}")
+        raise RuntimeError(
+            f"nsd did not answer within {self.startup_timeout} s. {self._log_text()}"
+        )
 
     def _log_text(self) -> str:
         if self._tmp is None:
@@ -228,12 +236,16 @@ class CountingRelay:
     """A UDP relay in front of a real server that counts queries and can delay them.
 
     Each query is forwarded from its own upstream socket, so answers find their way back
-    without parsing; every query and answer is parsed only to count it.
+    without parsing; every query is parsed only to count it. Queries of a type in ``drop``
+    are swallowed, as by a broken nameserver that ignores AAAA queries.
     """
 
-    def __init__(self, upstream: tuple[str, int], delay: float = 0.0) -> None:
+    def __init__(
+        self, upstream: tuple[str, int], delay: float = 0.0, drop: frozenset[str] = frozenset()
+    ) -> None:
         self.upstream = upstream
         self.delay = delay
+        self.drop = drop
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
         self.address: tuple[str, int] = ("127.0.0.1", int(self.sock.getsockname()[1]))
@@ -289,7 +301,9 @@ class CountingRelay:
             for s in readable:
                 if s is self.sock:
                     data, client = self.sock.recvfrom(65535)
-                    self._count(data)
+                    if self._count(data) in self.drop:
+                        self._finished()
+                        continue
                     seq += 1
                     heapq.heappush(held, (time.monotonic() + self.delay, seq, data, client))
                 else:
@@ -301,7 +315,7 @@ class CountingRelay:
         for up in upstreams:
             up.close()
 
-    def _count(self, data: bytes) -> None:
+    def _count(self, data: bytes) -> str:
         try:
             msg = dns.message.from_wire(data)
             q = msg.question[0]
@@ -312,6 +326,7 @@ class CountingRelay:
             self.counts[key] += 1
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        return key[1]
 
     def _finished(self) -> None:
         with self._lock:
@@ -321,3 +336,52 @@ class CountingRelay:
 def in_ci() -> bool:
     """True under CI (the CI variable set to anything but empty/false/0)."""
     return os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
+
+
+class ScriptedServer:
+    """A UDP server on 127.0.0.1 whose answers a test writes: for the misbehaviours (spoofed
+    or garbled packets, SERVFAIL, servers without EDNS) that NSD cannot be made to show.
+
+    ``handler(query_wire)`` returns the datagrams to send back, in order.
+    """
+
+    def __init__(self, handler: Callable[[bytes], list[bytes]]) -> None:
+        self.handler = handler
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.05)
+        self.address: tuple[str, int] = ("127.0.0.1", int(self.sock.getsockname()[1]))
+        self.queries: list[bytes] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="scripted-dns", daemon=True)
+
+    def __enter__(self) -> ScriptedServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.sock.close()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                data, client = self.sock.recvfrom(65535)
+            except TimeoutError:
+                continue
+            self.queries.append(data)
+            for reply in self.handler(data):
+                self.sock.sendto(reply, client)
+
+
+def reply_to(query: bytes, rcode: int = 0, answers: str = "", qid: int | None = None) -> bytes:
+    """A response to ``query`` built with dnspython; ``answers`` in zone-file text, one per line."""
+    q = dns.message.from_wire(query)
+    r = dns.message.make_response(q)
+    r.set_rcode(dns.rcode.Rcode(rcode))
+    for line in filter(None, answers.splitlines()):
+        r.answer.append(dns.rrset.from_text(*line.split(maxsplit=4)))
+    if qid is not None:
+        r.id = qid
+    return bytes(r.to_wire())
