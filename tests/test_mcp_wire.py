@@ -52,8 +52,26 @@ def elicitation_create(url: str, msg_id: int | str = 7, **extra: Any) -> dict[st
 
 
 def interaction_create(url: str, msg_id: int | str = 8) -> dict[str, Any]:
-    params = {"type": "ua", "id": "ix-1", "url": url, "message": "Authorize the app"}
+    """The draft's shape: {id, type: "ua", interaction: {url, message}}."""
+    params = {
+        "type": "ua",
+        "id": "ix-1",
+        "interaction": {"url": url, "message": "Authorize the app"},
+    }
     return {"jsonrpc": "2.0", "id": msg_id, "method": "interaction/create", "params": params}
+
+
+def test_early_draft_flat_interaction_create_is_read_too() -> None:
+    params = {"type": "ua", "id": "ix-2", "url": PHISH, "message": "Authorize"}
+    a = run({"jsonrpc": "2.0", "id": 9, "method": "interaction/create", "params": params})
+    assert (a.shape, a.decision) == ("interaction/create", Decision.BLOCK)
+
+
+def test_interaction_that_is_not_an_object_is_malformed_and_declined() -> None:
+    params = {"type": "ua", "id": "ix-3", "interaction": "https://example.com/"}
+    a = run({"jsonrpc": "2.0", "id": 10, "method": "interaction/create", "params": params})
+    assert a.shape == "malformed"
+    assert a.response is not None and "error" in a.response
 
 
 def url_elicitation_required(*urls: str) -> dict[str, Any]:

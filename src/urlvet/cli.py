@@ -177,7 +177,11 @@ def check(
     vetter = Vetter(policy)
     verdicts = [vetter.vet(u, srv, message=message) for u in urls]
     if fmt == "json":
-        click.echo(json.dumps([v.to_json_dict() for v in verdicts], indent=2, ensure_ascii=False))
+        from urlvet.consent import json_dumps
+
+        # Hidden characters and lone surrogates (argv bytes that are not UTF-8 arrive as
+        # surrogates) are written as \uXXXX: a strict UTF-8 stdout cannot encode them.
+        click.echo(json_dumps([v.to_json_dict() for v in verdicts], indent=2))
     else:
         colour = _use_colour(no_color)
         for v in verdicts:
@@ -278,6 +282,43 @@ def policy_check(files: tuple[str, ...]) -> None:
     sys.exit(2 if bad else 0)
 
 
+@policy_group.command("import-domains")
+@click.argument("ranking", type=click.Path(dir_okay=False))
+@click.option(
+    "--top",
+    type=click.IntRange(1, 1_000_000),
+    default=10_000,
+    show_default=True,
+    help="How many registrable domains to take, in rank order.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the fragment to this file instead of stdout.",
+)
+def policy_import_domains(ranking: str, top: int, output: str | None) -> None:
+    """Turn a ranking CSV (rank,domain as Tranco and CrUX publish) into a policy fragment.
+
+    The fragment lists `protected_domains`; include it in a policy with `extends`.
+    """
+    from urlvet.lookalike import import_ranking_csv, render_policy_fragment
+
+    try:
+        domains = import_ranking_csv(ranking, top)
+    except UrlvetError as exc:
+        _fail(str(exc))
+    text = render_policy_fragment(
+        domains,
+        header=f"Protected domains: the top {len(domains):,} sites of {Path(ranking).name}.",
+    )
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+        click.echo(f"wrote {len(domains):,} domains to {output}", err=True)
+    else:
+        click.echo(text, nl=not text.endswith("\n"))
+
+
 @policy_group.command("schema")
 def policy_schema() -> None:
     """Print the JSON Schema of policy files."""
@@ -286,11 +327,424 @@ def policy_schema() -> None:
     click.echo(json.dumps(policy_json_schema(), indent=2, sort_keys=True))
 
 
+def _configured_server(server: str | None, server_name: str | None) -> Any:
+    """The server as the user's configuration names it (never its self-reported serverInfo)."""
+    from urlvet.server import as_server
+
+    try:
+        if server:
+            return as_server(server, name=server_name)
+        return as_server("stdio", name=server_name) if server_name else None
+    except InputError as exc:
+        _fail(str(exc))
+
+
+@main.command("consent")
+@click.argument("url")
+@click.option(
+    "--server",
+    required=True,
+    metavar="URL|stdio",
+    help="The server that asks, as your client configuration names it: its URL, or 'stdio'.",
+)
+@click.option("--server-name", metavar="NAME", help="The server's name in your client config.")
+@click.option("--message", metavar="TEXT", help="The message the server shows with the URL.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "html", "json"]),
+    default="text",
+    show_default=True,
+)
+@policy_options
+def consent_cmd(
+    url: str,
+    server: str,
+    server_name: str | None,
+    message: str | None,
+    fmt: str,
+    policy_path: str | None,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    dns: bool | None,
+    nameserver: tuple[str, ...],
+    fail_on: str,
+    no_color: bool,
+) -> None:
+    """Print the consent screen a client should show before opening URL for a server."""
+    from urlvet.consent import ConsentSummary
+    from urlvet.engine import Vetter
+
+    policy = build_policy(policy_path, select, ignore, dns, nameserver)
+    srv = _configured_server(server, server_name)
+    verdict = Vetter(policy).vet(url, srv, message=message)
+    summary = ConsentSummary.from_verdict(verdict, srv, message)
+    if fmt == "json":
+        click.echo(summary.to_json())
+    elif fmt == "markdown":
+        click.echo(summary.to_markdown(), nl=False)
+    elif fmt == "html":
+        click.echo(summary.to_html(), nl=False)
+    else:
+        click.echo(summary.to_text(colour=_use_colour(no_color)))
+    threshold = 1 if fail_on == "warn" else 2
+    sys.exit(1 if verdict.decision.rank >= threshold else 0)
+
+
+@main.command("hook")
+@click.option(
+    "--server",
+    required=True,
+    metavar="URL|stdio",
+    help="The server whose messages these are, as your client configuration names it.",
+)
+@click.option("--server-name", metavar="NAME", help="The server's name in your client config.")
+@policy_options
+def hook_cmd(
+    server: str,
+    server_name: str | None,
+    policy_path: str | None,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    dns: bool | None,
+    nameserver: tuple[str, ...],
+    fail_on: str,
+    no_color: bool,
+) -> None:
+    """Answer MCP messages read on stdin, one JSON-RPC message a line, one JSON line each.
+
+    Each output line holds the verdict and consent summary of every URL the message carries
+    (draft interaction/create and -32003, 2025-11-25 elicitation/create and -32042,
+    2026-07-28 input_required results) and the response to send back. A blocked URL is
+    declined; a malformed line gets an error object and a decline. Runs until stdin closes.
+    """
+    from urlvet.engine import Vetter
+    from urlvet.mcp import hook_lines
+
+    policy = build_policy(policy_path, select, ignore, dns, nameserver)
+    srv = _configured_server(server, server_name)
+    vetter = Vetter(policy)
+    stdin = click.get_binary_stream("stdin")
+    out = click.get_binary_stream("stdout")
+    for answer in hook_lines(iter(stdin.readline, b""), vetter, srv):
+        out.write(answer.encode("utf-8") + b"\n")
+        out.flush()
+
+
 def _read_lines(path: str) -> list[str]:
     try:
         return Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read: {exc}") from None
+
+
+# --- urlvet audit --------------------------------------------------------------------------
+
+_AUDIT_FORMATS = ("text", "json", "jsonl", "sarif", "github")
+_STDERR_DIAGNOSTICS = 50
+
+
+@main.command("audit")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(_AUDIT_FORMATS),
+    default="text",
+    show_default=True,
+    help="text: grouped report and summary; json/jsonl: one object per URL occurrence; "
+    "sarif: SARIF 2.1.0 for code scanning; github: workflow annotations.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write results to this file instead of stdout.",
+)
+@click.option(
+    "--input-kind",
+    type=click.Choice(["auto", "urls", "jsonl", "text"]),
+    default="auto",
+    show_default=True,
+    help="urls: one URL a line; jsonl: MCP JSON-RPC traffic; text: free text and logs; "
+    "auto: decide per file.",
+)
+@click.option("--server", metavar="URL|stdio", help="The server that asked for every URL.")
+@click.option("--server-name", metavar="NAME", help="The server's name in your client config.")
+@click.option(
+    "--server-field",
+    metavar="FIELD",
+    help="In JSON Lines: the (dotted) field of each line that holds the server's URL.",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Worker processes for offline audits (--no-dns).",
+)
+@click.option(
+    "--baseline",
+    "baseline_path",
+    type=click.Path(dir_okay=False),
+    help="Findings in this baseline do not fail the run.",
+)
+@click.option(
+    "--write-baseline",
+    type=click.Path(dir_okay=False),
+    help="Write every finding to this baseline file (and exit 0 unless input failed).",
+)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings reach --fail-on.")
+@click.option(
+    "--max-line-bytes",
+    type=click.IntRange(64, 1 << 30),
+    help="Skip (and report) longer lines. Default: 1 MiB, 16 MiB for JSON Lines.",
+)
+@click.option("--stdin-filename", default="<stdin>", show_default=True, help="Name for '-'.")
+@click.option("--no-progress", is_flag=True, help="No progress line on a terminal's stderr.")
+@click.option("--show-secrets", is_flag=True, help="Do not redact secrets in URLs.")
+@policy_options
+def audit_cmd(
+    paths: tuple[str, ...],
+    fmt: str,
+    output: str | None,
+    input_kind: str,
+    server: str | None,
+    server_name: str | None,
+    server_field: str | None,
+    jobs: int,
+    baseline_path: str | None,
+    write_baseline: str | None,
+    exit_zero: bool,
+    max_line_bytes: int | None,
+    stdin_filename: str,
+    no_progress: bool,
+    show_secrets: bool,
+    policy_path: str | None,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    dns: bool | None,
+    nameserver: tuple[str, ...],
+    fail_on: str,
+    no_color: bool,
+) -> None:
+    """Audit URL lists, MCP traffic (JSON Lines) and logs; '-' reads stdin.
+
+    Each distinct URL is vetted once; every occurrence is reported with its file, line and
+    column. Exit 0 clean, 1 when a URL reaches --fail-on (and the baseline does not accept
+    it), 2 for usage and policy errors and when input could not be read (binary files,
+    invalid UTF-8, over-long lines: reported and skipped).
+    """
+    import io
+
+    from urlvet import __version__
+    from urlvet.audit import AuditOptions, Auditor, Reporter, expand_paths
+    from urlvet.output import RunInfo, make_writer
+    from urlvet.output.baseline import load_baseline
+    from urlvet.output.baseline import write_baseline as save_baseline
+    from urlvet.output.progress import Progress
+    from urlvet.server import as_server
+
+    policy = build_policy(policy_path, select, ignore, dns, nameserver)
+    if server:
+        try:
+            as_server(server, name=server_name)
+        except InputError as exc:
+            _fail(str(exc))
+    if paths.count("-") > 1:
+        _fail("'-' (stdin) can be given once")
+    baseline = None
+    if baseline_path:
+        try:
+            baseline = load_baseline(baseline_path)
+        except InputError as exc:
+            _fail(str(exc))
+    options = AuditOptions(
+        input_kind=input_kind,  # type: ignore[arg-type]
+        server=server,
+        server_name=server_name,
+        server_field=server_field,
+        max_line_bytes=max_line_bytes,
+        jobs=jobs,
+        redact_secrets=not show_secrets,
+        json_records=fmt in ("json", "jsonl"),
+        stdin_name=stdin_filename,
+    )
+    auditor = Auditor(policy, options)
+    if jobs > 1 and auditor.uses_dns:
+        click.echo(
+            "urlvet: note: --jobs applies to offline audits (--no-dns); "
+            "with DNS, lookups run concurrently in one process",
+            err=True,
+        )
+    compiled = policy.compiled
+    sources = list(expand_paths(paths, stdin_filename))
+    try:
+        out_binary = (
+            open(output, "wb")  # noqa: SIM115 - closed below
+            if output and output != "-"
+            else click.get_binary_stream("stdout")
+        )
+    except OSError as exc:
+        _fail(f"{output}: cannot write: {exc.strerror or exc}")
+    stream = io.TextIOWrapper(out_binary, encoding="utf-8", errors="backslashreplace", newline="\n")
+    info = RunInfo(
+        rules=compiled.rules,
+        warn_at=compiled.warn_at,
+        block_at=compiled.block_at,
+        version=__version__,
+        colour=fmt == "text" and _use_colour(no_color) and not (output and output != "-"),
+        baseline=baseline is not None,
+        redacted=not show_secrets,
+    )
+    writer = make_writer(fmt, stream, info)
+    progress = None
+    stderr = sys.stderr
+    if not no_progress and stderr.isatty():
+        total = 0
+        for s in sources:
+            if s.path is not None and os.path.isfile(s.path):
+                total += os.path.getsize(s.path)
+        progress = Progress(stderr, total if all(s.path for s in sources) else None)
+    shown = 0
+
+    def on_diagnostic(diag: Any) -> None:
+        nonlocal shown
+        shown += 1
+        if shown > _STDERR_DIAGNOSTICS + 1:
+            return
+        if progress is not None:
+            progress.clear()
+        if shown > _STDERR_DIAGNOSTICS:
+            click.echo("urlvet: further input problems are only in the report", err=True)
+            return
+        click.echo(f"urlvet: {diag.level}: {_printable(str(diag), 500)}", err=True)
+
+    reporter = Reporter(
+        writer,
+        fail_at=compiled.block_at if fail_on == "block" else compiled.warn_at,
+        baseline=baseline,
+        collect_baseline=write_baseline is not None,
+        on_diagnostic=on_diagnostic,
+    )
+    try:
+        writer.start()
+        summary = auditor.run(sources, reporter, progress)
+        if progress is not None:
+            progress.clear()
+        if write_baseline is not None and reporter.collected is not None:
+            try:
+                summary.baseline_written = save_baseline(
+                    write_baseline, reporter.collected.values()
+                )
+            except InputError as exc:
+                _fail(str(exc))
+        writer.finish(summary)
+        stream.flush()
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, as other filters do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
+    finally:
+        if progress is not None:
+            progress.clear()
+        if output and output != "-":
+            stream.close()
+        else:
+            stream.detach()
+    if summary.input_errors:
+        sys.exit(2)
+    if write_baseline is not None:
+        sys.exit(0)
+    sys.exit(1 if summary.failing and not exit_zero else 0)
+
+
+@main.command("eval")
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.option(
+    "--policy",
+    "policy_path",
+    type=click.Path(dir_okay=False),
+    help="Base policy (cases may add settings). Default: the built-in balanced policy.",
+)
+@click.option(
+    "--dns/--no-dns",
+    default=False,
+    show_default=True,
+    help="Resolve names, and run the cases that need DNS (default: offline, those skipped).",
+)
+@click.option(
+    "--nameserver", multiple=True, metavar="HOST[:PORT]", help="Nameserver for --dns (repeatable)."
+)
+@click.option(
+    "--thresholds",
+    "thresholds_path",
+    type=click.Path(dir_okay=False),
+    help="Exit 1 when a figure falls below the one in this file (corpus/thresholds.json).",
+)
+@click.option(
+    "--write-thresholds",
+    "write_path",
+    type=click.Path(dir_okay=False),
+    help="Write this run's figures to FILE as the new thresholds.",
+)
+@click.option("--misses/--no-misses", default=True, help="List the cases urlvet gets wrong.")
+def eval_cmd(
+    files: tuple[str, ...],
+    fmt: str,
+    policy_path: str | None,
+    dns: bool,
+    nameserver: tuple[str, ...],
+    thresholds_path: str | None,
+    write_path: str | None,
+    misses: bool,
+) -> None:
+    """Measure urlvet against labelled cases (default: corpus/*.jsonl).
+
+    Prints the share of decisions that match per family, precision and recall of block, the
+    confusion of decisions and the agreement on rule codes.
+    """
+    from urlvet import evaluate
+    from urlvet.policy import load_policy
+
+    try:
+        paths = list(files) or evaluate.default_corpus_files()
+        cases = evaluate.load_cases(paths)
+        policy = load_policy(policy_path) if policy_path else None
+        report = evaluate.evaluate(cases, policy, dns=dns, nameservers=nameserver)
+        committed = None
+        if thresholds_path:
+            try:
+                committed = json.loads(Path(thresholds_path).read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise InputError(f"{thresholds_path}: cannot read thresholds: {exc}") from None
+    except UrlvetError as exc:
+        _fail(str(exc))
+    figures = report.figures()
+    dropped = evaluate.regressions(figures, committed) if committed is not None else []
+    if fmt == "json":
+        data = report.to_json_dict()
+        if not misses:
+            data.pop("misses")
+        data["regressions"] = dropped
+        from urlvet.consent import json_dumps
+
+        click.echo(json_dumps(data, indent=2))
+    else:
+        click.echo(evaluate.render_text(report, show_misses=misses))
+    if write_path:
+        try:
+            evaluate.write_thresholds(write_path, figures)
+        except UrlvetError as exc:
+            _fail(str(exc))
+        click.echo(f"urlvet: wrote the figures to {write_path}", err=True)
+    for line in dropped:
+        click.echo(f"urlvet: regression: {line}", err=True)
+    sys.exit(1 if dropped else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

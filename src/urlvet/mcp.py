@@ -318,15 +318,23 @@ def _optional_str(params: Mapping[str, Any], key: str) -> str | None:
 
 
 def _parse_interaction_create(data: dict[str, Any], msg_id: JsonId | None) -> ParsedMessage:
+    # The draft's request: params {id, type: "ua", interaction: {url, message}}. Early drafts
+    # put url and message beside type; those are read too, the nested object winning.
     msg_id = _require_id(msg_id, "interaction/create")
     params = _params(data, "interaction/create")
     if params.get("type") != "ua":
         # Other interaction types open no URL in a user agent: not ours to vet.
         return ParsedMessage("other", protocol="draft", id=msg_id)
+    body: Mapping[str, Any] = params
+    if "interaction" in params:
+        nested = params["interaction"]
+        if not isinstance(nested, dict):
+            raise _Malformed("invalid-params", "the interaction is not an object")
+        body = nested
     request = UrlRequest(
         key=_optional_str(params, "id") or _optional_str(params, "interactionId"),
-        url=_url_of(params, "the interaction"),
-        message=_message_of(params, "message", "description", "reason"),
+        url=_url_of(body, "the interaction"),
+        message=_message_of(body, "message", "description", "reason"),
     )
     return ParsedMessage("interaction/create", "draft", msg_id, (request,))
 

@@ -1,0 +1,221 @@
+"""Offline `urlvet audit` of a 1,000,000-line URL file: URLs per second and peak RSS.
+
+The file is a realistic mix for logs and URL inventories (about 185,000 distinct URLs):
+- a hot set of a few thousand URLs that recur all the time (the labelled cases in corpus/
+  and API URLs of a few hundred services), 45% of the lines;
+- a long tail of 100,000 URLs over 20,000 hosts, each recurring ~4.5 times far apart (45%);
+- URLs seen once (a request id in the query, 9%); comments and blank lines (1%).
+
+Each configuration runs `urlvet audit --no-dns` in a fresh process, stdout to /dev/null; the
+peak RSS is the largest resident set among that process and its workers (wait4 rusage).
+A second file of all-distinct URLs (200,000 lines by default) shows the engine-bound worst
+case, where `--jobs 2` matters most. Before each `--jobs 2` run the bench prints the speedup two
+CPU-bound processes get on the machine right then: on a shared machine it is often far from 2.
+
+Run: python bench/audit_bench.py [--lines 1000000] [--skip-distinct]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+TARGET_RATE = 20_000
+TARGET_RSS_MB = 200
+
+
+def corpus_urls() -> list[str]:
+    urls: list[str] = []
+    for path in sorted((ROOT / "corpus").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            if line.strip():
+                url = json.loads(line)["url"]
+                # One URL a line: skip cases that a line cannot hold (newlines, edge
+                # whitespace, lone surrogates that UTF-8 cannot encode).
+                if "\n" in url or "\r" in url or url.strip() != url or not url:
+                    continue
+                try:
+                    url.encode("utf-8")
+                except UnicodeEncodeError:
+                    continue
+                urls.append(url)
+    return urls
+
+
+def _tail_url(i: int, hosts: int) -> str:
+    """The i-th URL of the long tail: deterministic, so that tail draws repeat."""
+    h = (i * 7919) % hosts
+    shape = i % 6
+    if shape == 0:
+        return f"https://svc{h}.example-{h % 911}.com/api/v1/items/{i}?page={i % 50}"
+    if shape == 1:
+        return f"https://cdn{h % 97}.assets-{h}.net/static/{i:x}/app.js"
+    if shape == 2:
+        return f"http://intranet{h % 40}.corp/wiki/Page_{i}"
+    if shape == 3:
+        return f"https://10.{h % 256}.{i % 256}.{(i >> 8) % 256}/metrics"
+    if shape == 4:
+        return f"https://login.tenant{h}.okta.com/oauth2/v1/authorize?client_id={h}&state={i}"
+    return f"https://docs-{h}.github.io/{i % 1000}/index.html#section-{i % 7}"
+
+
+def generate(path: Path, lines: int, *, distinct: bool, seed: int = 6) -> tuple[int, int]:
+    """Write the file; returns (URL lines, distinct URLs).
+
+    Mixed: 45% from a hot set (corpus/ cases and 3,000 API URLs, Pareto-distributed), 45%
+    uniformly from a tail of lines/10 URLs over 20,000 hosts (each recurs ~4.5 times, far
+    apart), 9% unique URLs (a request id in the query), 1% comments and blank lines.
+    Distinct: every URL line unique.
+    """
+    rng = random.Random(seed)
+    hot = corpus_urls()
+    for i in range(3000):
+        hot.append(f"https://api.service{i % 300}.com/v2/resource/{i}")
+    tail_size = max(1, lines // 10)
+    seen: set[str] = set()
+    urls = 0
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(lines):
+            r = rng.random()
+            if r < 0.01:
+                out.write(f"# audit export, batch {i}\n" if r < 0.005 else "\n")
+                continue
+            if distinct:
+                url = _tail_url(i, 20_000)
+                url += "" if "#" in url else ("&" if "?" in url else "?") + f"u={i}"
+            elif r < 0.46:
+                url = hot[int(rng.paretovariate(1.2)) % len(hot)]
+            elif r < 0.91:
+                url = _tail_url(rng.randrange(tail_size), 20_000)
+            else:
+                url = _tail_url(i, 20_000)
+                url += "" if "#" in url else ("&" if "?" in url else "?") + f"req={i}"
+            out.write(url + "\n")
+            urls += 1
+            seen.add(url)
+    return urls, len(seen)
+
+
+def _spin(n: int = 20_000_000) -> float:
+    start = time.perf_counter()
+    x = 0
+    for i in range(n):
+        x += i
+    return time.perf_counter() - start
+
+
+def parallel_ceiling() -> float:
+    """How much faster two CPU-bound processes finish than one would, back to back, right
+    now (2.0 on two idle cores; less when other work shares the machine)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    one = _spin()
+    with ProcessPoolExecutor(2) as ex:
+        start = time.perf_counter()
+        list(ex.map(_spin, [20_000_000, 20_000_000]))
+        two = time.perf_counter() - start
+    return 2 * one / two
+
+
+def run(args: list[str]) -> tuple[float, float, float, int]:
+    """(wall seconds, CPU seconds, peak RSS MB of the process and its waited-for workers,
+    exit status)."""
+    exe = shutil.which("urlvet")
+    cmd = [exe, *args] if exe else [sys.executable, "-m", "urlvet.cli", *args]
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # child: stdout to /dev/null, then exec
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.execv(cmd[0], cmd)
+    _, status, usage = os.wait4(pid, 0)
+    elapsed = time.perf_counter() - start
+    cpu = usage.ru_utime + usage.ru_stime
+    return elapsed, cpu, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--lines", type=int, default=1_000_000)
+    parser.add_argument("--skip-distinct", action="store_true")
+    parser.add_argument(
+        "--distinct-lines", type=int, default=200_000, help="lines of the all-distinct file"
+    )
+    parser.add_argument("--only", help="run only configurations whose label contains this")
+    opts = parser.parse_args()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+
+    mixed = RESULTS / "audit_mixed.urls"
+    urls, distinct = generate(mixed, opts.lines, distinct=False)
+    print(
+        f"mixed file: {opts.lines:,} lines, {urls:,} URLs, {distinct:,} distinct, "
+        f"{mixed.stat().st_size / 1e6:.1f} MB; {os.cpu_count()} CPUs",
+        flush=True,
+    )
+    configs = [
+        ("text", ["--format", "text"]),
+        ("jsonl", ["--format", "jsonl"]),
+        ("sarif", ["--format", "sarif"]),
+        ("text --jobs 2", ["--format", "text", "--jobs", "2"]),
+        ("jsonl --jobs 2", ["--format", "jsonl", "--jobs", "2"]),
+    ]
+    report = {}
+    for label, extra in configs:
+        if opts.only and opts.only not in label:
+            continue
+        if "--jobs" in extra:
+            print(f"  (two-process speedup ceiling now: {parallel_ceiling():.2f}x)", flush=True)
+        load = os.getloadavg()[0]
+        secs, cpu, rss, code = run(["audit", "--no-dns", *extra, str(mixed)])
+        rate = urls / secs
+        ok = "ok" if rate >= TARGET_RATE and rss <= TARGET_RSS_MB else "MISSED"
+        print(
+            f"  {label:<16} {secs:7.2f} s  {rate:>9,.0f} URLs/s  CPU {cpu:6.1f} s  "
+            f"peak RSS {rss:6.1f} MB  exit {code}  load {load:.1f}  "
+            f"[{ok}: >= {TARGET_RATE:,}/s, <= {TARGET_RSS_MB} MB]",
+            flush=True,
+        )
+        report[f"mixed/{label}"] = {
+            "seconds": secs,
+            "cpu_seconds": cpu,
+            "urls_per_s": rate,
+            "peak_rss_mb": rss,
+            "load": load,
+        }
+
+    if not opts.skip_distinct:
+        worst = RESULTS / "audit_distinct.urls"
+        urls, distinct = generate(worst, opts.distinct_lines, distinct=True)
+        print(f"all-distinct file: {urls:,} URLs, {distinct:,} distinct", flush=True)
+        for label, extra in [("text", []), ("text --jobs 2", ["--jobs", "2"])]:
+            if extra:
+                print(f"  (two-process speedup ceiling now: {parallel_ceiling():.2f}x)", flush=True)
+            load = os.getloadavg()[0]
+            secs, cpu, rss, code = run(
+                ["audit", "--no-dns", "--format", "text", *extra, str(worst)]
+            )
+            print(
+                f"  {label:<16} {secs:7.2f} s  {urls / secs:>9,.0f} URLs/s  CPU {cpu:6.1f} s  "
+                f"peak RSS {rss:6.1f} MB  exit {code}  load {load:.1f}",
+                flush=True,
+            )
+            report[f"distinct/{label}"] = {
+                "seconds": secs,
+                "cpu_seconds": cpu,
+                "urls_per_s": urls / secs,
+                "peak_rss_mb": rss,
+                "load": load,
+            }
+    (RESULTS / "audit_bench.json").write_text(json.dumps(report, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

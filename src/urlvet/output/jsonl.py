@@ -1,0 +1,80 @@
+"""JSON Lines and JSON: one object per URL occurrence, with its location and its verdict.
+
+Each object is ``{"type": "url", "path", "line", "column", "input", ...verdict}`` where the
+verdict members are those of :class:`urlvet.Verdict` (secrets redacted unless asked not to);
+with a baseline, ``"accepted"`` lists the codes it accepts there. Input problems are objects
+of ``"type": "diagnostic"``. ``json`` writes the same objects as one array, streamed: the
+array is never built in memory.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, TextIO
+
+from urlvet.output.base import RunInfo
+from urlvet.output.record import Record
+
+if TYPE_CHECKING:
+    from urlvet.audit import Diagnostic, Occurrence, Summary
+
+
+class JsonWriter:
+    """Streams one JSON object per occurrence: JSON Lines, or one JSON array."""
+
+    def __init__(self, stream: TextIO, info: RunInfo, *, array: bool = False) -> None:
+        self.stream = stream
+        self.info = info
+        self.array = array
+        self._write = stream.write
+        self._first = True
+        self._path = ""
+        self._path_json = '""'
+
+    def start(self) -> None:
+        """Open the array (json)."""
+        if self.array:
+            self._write("[")
+
+    def _emit(self, body: str) -> None:
+        if self.array:
+            self._write(("\n" if self._first else ",\n") + body)
+            self._first = False
+        else:
+            self._write(body + "\n")
+
+    def occurrence(self, occ: Occurrence, record: Record, accepted: frozenset[str]) -> None:
+        """One object for this occurrence."""
+        if occ.path is not self._path:
+            self._path = occ.path
+            self._path_json = json.dumps(occ.path, ensure_ascii=True)
+        extra = ""
+        if self.info.baseline:
+            extra = ',"accepted":' + json.dumps(sorted(accepted))
+        self._emit(
+            f'{{"type":"url","path":{self._path_json},"line":{occ.line},'
+            f'"column":{occ.column},"input":"{occ.kind}",{record.json}{extra}}}'
+        )
+
+    def diagnostic(self, diag: Diagnostic) -> None:
+        """One object for an input problem."""
+        self._emit(
+            json.dumps(
+                {
+                    "type": "diagnostic",
+                    "path": diag.path,
+                    "line": diag.line,
+                    "column": diag.column,
+                    "level": diag.level,
+                    "code": diag.code,
+                    "message": diag.message,
+                },
+                ensure_ascii=True,
+                separators=(",", ":"),
+            )
+        )
+
+    def finish(self, summary: Summary) -> None:
+        """Close the array (json)."""
+        if self.array:
+            self._write("\n]\n" if not self._first else "]\n")

@@ -1,0 +1,172 @@
+"""A verdict reduced to what reports need, computed once per distinct URL and cached.
+
+Bulk audits see the same URL many times. Turning a :class:`~urlvet.findings.Verdict` into
+JSON, redacting its secrets and hashing its fingerprints costs more than looking the result
+up, so a :class:`Record` holds all of that ready-made, and writers only add the location of
+each occurrence. Records are plain slotted values: cheap to keep in an LRU cache and to send
+back from worker processes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from enum import Enum
+from typing import Any, NamedTuple
+
+from urlvet.findings import Decision, Severity, Verdict
+from urlvet.output.redact import redact, redact_data, secrets_in
+
+
+class FindingRow(NamedTuple):
+    """One finding, as reports show it (message already redacted)."""
+
+    code: str
+    """The rule code, such as UV201."""
+    name: str
+    """The rule name, such as non-public-address-literal."""
+    severity: Severity
+    """The severity after the policy's overrides."""
+    message: str
+    """The plain-language message, secrets redacted."""
+    cwe: int | None
+    """The CWE the rule maps to, if any."""
+
+
+class Record(NamedTuple):
+    """The verdict on one distinct (URL, server, message), ready for every output format.
+
+    A named tuple: immutable, cheap to build and to pickle. Writers that group by record
+    key on ``id(record)`` while they hold it, not on its (long) value.
+    """
+
+    decision: Decision
+    """allow, warn or block."""
+    findings: tuple[FindingRow, ...]
+    """The findings, most serious first."""
+    url: str
+    """The URL as given, secrets redacted."""
+    href: str | None
+    """The URL as a browser opens it (WHATWG), secrets redacted; None when unparseable."""
+    server: str | None
+    """The server that asked, as a label."""
+    json: str
+    """The verdict's JSON members (redacted), without the surrounding braces; '' when the
+    record was made without JSON."""
+    top_rank: int
+    """The highest severity rank among the findings; -1 when there are none."""
+    codes: tuple[str, ...]
+    """The rule codes of the findings, in order."""
+    normalised_url: str
+    """What fingerprints hash: the href (or the URL as given when it does not parse) with
+    its secrets redacted, whether or not the report shows them: a rotated token does not
+    make a finding new, and a baseline does not depend on --show-secrets."""
+
+
+def record_from_verdict(
+    verdict: Verdict, *, redact_secrets: bool = True, with_json: bool = True
+) -> Record:
+    """The record of a verdict; with ``redact_secrets`` (the default) secrets are masked.
+
+    ``with_json=False`` leaves :attr:`Record.json` empty: text, SARIF and annotations do not
+    need it. ``with_json=True`` (for the JSON writers) keeps the messages in the JSON only,
+    so :attr:`FindingRow.message` is empty there.
+    """
+    url, href = verdict.url, verdict.href
+    # Only text with '=' or '@' can carry a query secret or userinfo; the secrets found in
+    # the URL are also masked where a message quotes them.
+    secrets: set[str] = set()
+    if redact_secrets:
+        if _may_hold_secrets(url):
+            secrets = secrets_in(url)
+        if _may_hold_secrets(href) and href != url:
+            secrets |= secrets_in(href)  # type: ignore[arg-type]
+    redacting = bool(secrets)
+    if redacting:
+        url = redact(url, secrets)
+        href = redact(href, secrets) if href is not None else None
+    rows = tuple(
+        FindingRow(f.code, f.name, f.severity, redact(f.message, secrets), f.cwe)
+        if redact_secrets and (redacting or _may_hold_secrets(f.message))
+        else FindingRow(f.code, f.name, f.severity, f.message, f.cwe)
+        for f in verdict.findings
+    )
+    normalised = href if href is not None else url
+    if not redact_secrets and _may_hold_secrets(normalised):
+        normalised = redact(normalised, secrets_in(normalised))
+    body = ""
+    if with_json:
+        body = _verdict_json(verdict, url, href, rows, secrets if redact_secrets else None)
+        # The messages now live in the JSON; the JSON writer needs them nowhere else, and a
+        # cached record is smaller without a second copy.
+        rows = tuple(r._replace(message="") for r in rows)
+    return Record(
+        decision=verdict.decision,
+        findings=rows,
+        url=url,
+        href=href,
+        server=verdict.server,
+        json=body,
+        top_rank=max([r.severity.rank for r in rows]) if rows else -1,
+        codes=tuple([r.code for r in rows]),
+        normalised_url=normalised,
+    )
+
+
+def _verdict_json(
+    verdict: Verdict,
+    url: str,
+    href: str | None,
+    rows: tuple[FindingRow, ...],
+    secrets: set[str] | None,
+) -> str:
+    """The members of ``verdict.to_json_dict()``, as JSON without the braces.
+
+    Built from the fields directly: pydantic's dump costs more than the rest of the record.
+    A test keeps the two equal.
+    """
+    findings = []
+    for f, row in zip(verdict.findings, rows, strict=True):
+        evidence: Any = f.evidence
+        if secrets is not None and evidence:
+            evidence = redact_data(evidence, secrets)
+        findings.append(
+            {
+                "code": f.code,
+                "name": f.name,
+                "severity": f.severity.value,
+                "message": row.message,
+                "evidence": evidence,
+                "cwe": f.cwe,
+            }
+        )
+    data = {
+        "url": url,
+        "href": href,
+        "decision": verdict.decision.value,
+        "findings": findings,
+        "host": verdict.host,
+        "host_unicode": verdict.host_unicode,
+        "host_kind": verdict.host_kind,
+        "registrable_domain": verdict.registrable_domain,
+        "server": verdict.server,
+    }
+    return json.dumps(data, ensure_ascii=True, separators=(",", ":"), default=_json_default)[1:-1]
+
+
+def _json_default(value: Any) -> Any:
+    # What pydantic's JSON mode does for the few non-JSON types evidence may hold.
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=str)
+    return str(value)
+
+
+def _may_hold_secrets(text: str | None) -> bool:
+    return text is not None and ("=" in text or "@" in text)
+
+
+def partial_fingerprint(code: str, normalised_url: str) -> str:
+    """The fingerprint of a finding on a URL, wherever and on whatever line it stands."""
+    return hashlib.sha256(f"{code}\0{normalised_url}".encode()).hexdigest()[:32]
