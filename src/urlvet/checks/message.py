@@ -18,6 +18,9 @@ _DOMAIN_WORD = re.compile(
     re.IGNORECASE,
 )
 _MAX_MESSAGE_SCAN = 10_000
+# Top-level domains that are also common file extensions: `README.md` or `setup.py` in a
+# message names a file, not a site. A name with a `www.` or three or more labels still counts.
+_FILE_EXTENSION_TLDS = frozenset({"md", "py", "zip", "mov", "sh", "pl", "rs", "so", "ps", "cc"})
 
 
 @rule("UV501", "hidden-characters-in-message", Severity.MEDIUM, kind="message", cwe=451)
@@ -65,18 +68,26 @@ def message_names_another_site(url: ParsedURL | None, ctx: CheckContext) -> Iter
     ## Example
     Message `Verify your account on paypal.com`, URL `https://paypal-verify.example.net/`.
     """
-    if url is None or not url.registrable_domain or not ctx.message:
+    if url is None or not url.host or url.ip is not None or not ctx.message:
         return
+    # Sites under a top-level domain the suffix list does not know have no registrable
+    # domain: compare their whole host instead.
+    url_site = url.registrable_domain or url.host.rstrip(".").lower()
     named: dict[str, str] = {}
     for m in _DOMAIN_WORD.finditer(ctx.message[:_MAX_MESSAGE_SCAN]):
         word = m.group(1).lower()
+        labels = word.split(".")
+        if labels[-1] in _FILE_EXTENSION_TLDS and len(labels) == 2 and labels[0] != "www":
+            continue
         site, _, _ = site_of(word)
         if site is not None:
             named.setdefault(site, word)
-    if not named or url.registrable_domain in named:
+        elif word == url_site or url_site.endswith("." + word):
+            named.setdefault(url_site, word)
+    if not named or url_site in named:
         return
     first = next(iter(named.values()))
     yield Hit(
-        f"The message mentions {first}, but the link goes to {url.registrable_domain}.",
-        {"named_sites": sorted(named), "url_site": url.registrable_domain},
+        f"The message mentions {first}, but the link goes to {url_site}.",
+        {"named_sites": sorted(named), "url_site": url_site},
     )
