@@ -71,7 +71,8 @@ def test_interaction_that_is_not_an_object_is_malformed_and_declined() -> None:
     params = {"type": "ua", "id": "ix-3", "interaction": "https://example.com/"}
     a = run({"jsonrpc": "2.0", "id": 10, "method": "interaction/create", "params": params})
     assert a.shape == "malformed"
-    assert a.response is not None and "error" in a.response
+    assert a.response is not None
+    assert "error" in a.response
 
 
 def url_elicitation_required(*urls: str) -> dict[str, Any]:
