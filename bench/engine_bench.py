@@ -27,7 +27,7 @@ def corpus_mix(n: int) -> list[tuple[str, str | None]]:
     """N (url, server) pairs cycled from corpus/*.jsonl, each made distinct by a query tag."""
     cases: list[tuple[str, str | None]] = []
     for path in sorted((ROOT / "corpus").glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in path.read_text(encoding="utf-8").split("\n"):
             if line.strip():
                 case = json.loads(line)
                 cases.append((case["url"], case.get("server")))

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from corpora import load
+from urlvet import Policy
 from urlvet.checks import registry
-from urlvet.checks.base import Rule, missing_sections, rule
+from urlvet.checks.base import CheckContext, Rule, missing_sections, rule
 from urlvet.cli import main
 from urlvet.findings import Severity
+from urlvet.server import as_server
+from urlvet.url import InvalidURL, ParsedURL, parse
 
 RULES = list(registry.rules().values())
 
@@ -123,3 +129,56 @@ def test_urlvet_rule_unknown_code_is_a_usage_error() -> None:
     result = CliRunner().invoke(main, ["rule", "UV999"])
     assert result.exit_code == 2
     assert "unknown rule" in result.output
+
+
+# --- what a rule declares it can fire on --------------------------------------------------------
+
+_SERVERS = (None, "stdio", "https://mcp.example.com/mcp", "http://127.0.0.1:8765/mcp")
+# Lists filled in, so that the rules guarded by them have something to find.
+_BUSY_POLICY = Policy(
+    dns={"enabled": False},
+    networks={"allowed": ["10.0.0.0/8"], "blocked": ["45.33.0.0/16", "2600:3c01::/32"]},
+    domains={"allowed": ["corp.example"], "blocked": ["badcorp.com", "evil.example"]},
+    servers={"github": {"domains": ["github.com"]}},
+    protected_domains=["example.com"],
+)
+
+
+def _declared_urls() -> list[ParsedURL]:
+    """Every URL of urlvet's corpus and of the WHATWG vectors that parses, of every host kind."""
+    texts = []
+    for path in sorted((Path(__file__).parents[1] / "corpus").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            if line.strip():
+                texts.append(json.loads(line)["url"])
+    texts += [t["input"] for t in load("whatwg/urltestdata.json") if isinstance(t, dict)]
+    out = []
+    for text in texts:
+        try:
+            out.append(parse(text))
+        except InvalidURL:
+            continue
+    return out
+
+
+def test_a_rule_never_fires_where_it_declares_it_cannot() -> None:
+    # The engine skips a url rule for host kinds outside `hosts`, and without a server when it
+    # `needs_server` (Rule.applies_to): that must never hide a finding the check would make.
+    urls = _declared_urls()
+    assert len({u.host_kind for u in urls}) == 5
+    settings = _BUSY_POLICY.compiled.settings
+    declared = [r for r in RULES if r.kind == "url" and (r.hosts is not None or r.needs_server)]
+    assert declared
+    checked = 0
+    for server in _SERVERS:
+        for name in (None, "github"):
+            srv = as_server(server, name=name) if server else None
+            ctx_args = {"settings": settings, "server": srv}
+            for url in urls:
+                for r in declared:
+                    if r.applies_to(url.host_kind, srv is not None):
+                        continue
+                    ctx = CheckContext(raw=url.raw, **ctx_args)
+                    assert list(r.check(url, ctx)) == [], (r.code, url.raw, server)
+                    checked += 1
+    assert checked > 10_000

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -192,6 +192,13 @@ def classify(address: IPAddress | str) -> AddressClass:
     """Classify one address. Strings are parsed strictly (canonical IP text only)."""
     if isinstance(address, str):
         address = ipaddress.ip_address(address.strip("[]"))
+    return _classify(address)
+
+
+# Several rules classify the same address for one URL (and addresses repeat across URLs): a
+# bounded memo of this pure function, thread-safe in CPython.
+@lru_cache(maxsize=4096)
+def _classify(address: IPAddress) -> AddressClass:
     v4, v6 = _lookups()
     if isinstance(address, ipaddress.IPv4Address):
         row = v4.match(int(address))
@@ -206,7 +213,7 @@ def classify(address: IPAddress | str) -> AddressClass:
     embedded = _embedded_ipv4(address, row)
     if embedded is not None:
         inner, via = embedded
-        inner_class = classify(inner)
+        inner_class = _classify(inner)
         if row is not None:
             return AddressClass(
                 str(address),

@@ -1,7 +1,8 @@
 """Unicode confusables (UTS #39) through ICU: skeletons, scripts, restriction levels, IDN display.
 
-This is the only module that imports ``icu`` (PyICU). Everything ICU-backed is built on first use,
-so importing the module is cheap; other modules import it lazily.
+This is the only module that imports ``icu`` (PyICU). ICU itself is imported, and everything
+ICU-backed built, on first use, so importing the module is cheap: a process that never meets an
+internationalised or lookalike name (a cold ``urlvet check`` of an ordinary URL) never loads ICU.
 
 What it owns:
 
@@ -30,8 +31,6 @@ from enum import Enum
 from functools import cache
 from itertools import product
 from typing import Any, Protocol
-
-import icu
 
 __all__ = [
     "DisplaySafety",
@@ -221,6 +220,8 @@ class _Icu:
 
 def icu_version() -> str:
     """The ICU version in use (skeletons change between ICU releases)."""
+    import icu
+
     return str(icu.ICU_VERSION)
 
 
@@ -233,6 +234,8 @@ def _allowed_set() -> Any:
     NV8), modifier letter voicing, Latin kra, and rarely used Latin/Greek/Cyrillic blocks that
     mostly hold variants of ordinary letters.
     """
+    import icu
+
     sc = icu.SpoofChecker()
     allowed = icu.UnicodeSet()
     allowed.addAll(sc.getRecommendedUnicodeSet())
@@ -254,6 +257,8 @@ def _allowed_set() -> Any:
 
 def _python_class(pattern: str) -> str:
     """An ICU UnicodeSet pattern as the body of a Python regex character class."""
+    import icu
+
     uset = icu.UnicodeSet(pattern)
     parts = []
     for lo, hi in uset.ranges():
@@ -302,6 +307,8 @@ def _dangerous_patterns() -> re.Pattern[str]:
 
 @cache
 def _icu() -> _Icu:
+    import icu
+
     checker = icu.SpoofChecker()
     checker.setRestrictionLevel(icu.URestrictionLevel.HIGHLY_RESTRICTIVE)
     checker.setAllowedUnicodeSet(_allowed_set())
@@ -342,6 +349,8 @@ def _icu() -> _Icu:
 
 
 def _ascii_skeleton_table() -> dict[int, str]:
+    import icu
+
     # Confusable mappings are per code point and NFD leaves ASCII alone, so an ASCII string's
     # skeleton is the concatenation of its characters' skeletons: one translate() instead of an
     # ICU call on the hot path (tests pin the equivalence).
@@ -350,6 +359,12 @@ def _ascii_skeleton_table() -> dict[int, str]:
 
 
 # --- skeletons and scripts ----------------------------------------------------------------------
+
+
+def ascii_skeleton_table() -> dict[int, str]:
+    """A ``str.translate`` table from printable ASCII to skeletons: for printable ASCII text,
+    ``text.translate(table) == skeleton(text)`` (for callers that skeletonise many names)."""
+    return _icu().ascii_skeleton
 
 
 def skeleton(text: str) -> str:
@@ -372,6 +387,8 @@ def remove_diacritics(text: str) -> str:
     Names in other scripts come back unchanged: a combining mark on them is already unsafe to
     display, and dropping it could change the script's letters.
     """
+    import icu
+
     if text.isascii() or not is_lgc_or_ascii(text):
         return text
     ic = _icu()
@@ -409,7 +426,10 @@ def skeletons(host: str) -> frozenset[str]:
     name = host[:-1] if host.endswith(".") else host
     name = name.lower()
     if name.isascii():
-        # No diacritics, extra lookalikes or two-faced letters are ASCII: one ICU call.
+        # No diacritics, extra lookalikes or two-faced letters are ASCII: the plain skeleton,
+        # which for printable ASCII is skeleton()'s translate(), inlined (every URL comes here).
+        if name.isprintable():
+            return frozenset((name.translate(_icu().ascii_skeleton),))
         return frozenset((skeleton(name),))
     name = remove_diacritics(name)
     out = set()
@@ -428,6 +448,8 @@ def resolved_script_set(text: str) -> frozenset[str] | None:
     script and do not narrow the set. None means "all scripts" (only such characters); an empty
     set means the text mixes scripts that no single script covers.
     """
+    import icu
+
     resolved: set[str] | None = None
     for ch in text:
         codes = icu.Script.getScriptExtensions(ord(ch))
@@ -506,6 +528,8 @@ def label_display_problem(label: str, tld: str, tld_unicode: str) -> str | None:
     ``tld`` is the host's last label as it appears in the URL (A-label), ``tld_unicode`` the
     same decoded. The returned reason is a short stable slug.
     """
+    import icu
+
     ic = _icu()
     result = int(ic.checker.check(label))
     if result & _ALL_CHECKS:
@@ -579,6 +603,8 @@ class DisplaySafety:
 
 def _decode_label(label: str) -> str | None:
     """The U-label for an A-label, or None when the A-label is not valid IDNA."""
+    import icu
+
     info = icu.IDNAInfo()
     decoded = str(_icu().uts46.labelToUnicode(label, info))
     if info.errors():

@@ -32,7 +32,7 @@ from __future__ import annotations
 import csv
 import gc
 import re
-from collections import defaultdict
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -303,13 +303,14 @@ def likely_false_positive_reason(
     return None
 
 
+_NOT_IN_DOMAIN = frozenset("/:@?#\\ \t")
 _PLAIN_HOST = re.compile(r"(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z][a-z0-9-]*[a-z0-9]")
 
 
 def _ascii_host(domain: str) -> tuple[str, str | None, str | None]:
     """(A-label host, registrable domain, public suffix) of a domain name as a browser parses it."""
     text = domain.strip().rstrip(".").lower()
-    if not text or any(c in text for c in "/:@?#\\ \t"):
+    if not text or not _NOT_IN_DOMAIN.isdisjoint(text):
         raise PolicyError(f"{domain!r} is not a domain name")
     if _PLAIN_HOST.fullmatch(text) and "xn--" not in text and len(text) <= 253:
         # Lower-case LDH names are already what the URL parser would produce: skip it (list
@@ -340,35 +341,162 @@ def _label_of(registrable: str, suffix: str) -> str:
 
 
 def _make_target(domain: str) -> _Target:
+    return _target_of(*_site_of_entry(domain))
+
+
+def _site_of_entry(domain: str) -> tuple[str, str]:
+    """(registrable domain, public suffix) of a protected-list entry; PolicyError when unusable."""
     _host, registrable, suffix = _ascii_host(domain)
     if registrable is None or suffix is None:
         raise PolicyError(
             f"{domain!r} has no registrable domain (it is a public suffix or has an unknown TLD)"
         )
+    return registrable, suffix
+
+
+def _target_of(registrable: str, suffix: str) -> _Target:
     label_ascii = _label_of(registrable, suffix)
     unicode = to_unicode(registrable)
     label = to_unicode(label_ascii)
-    label_skeletons = confusables.skeletons(label)
-    spelt_skeletons = tuple(
-        min(confusables.skeletons(token)) for token in _TOKEN_SPLIT.split(unicode) if token
-    )
     glued = unicode.replace(".", "").replace("-", "")
+    tokens = [token for token in _TOKEN_SPLIT.split(unicode) if token]
+    if unicode.isascii() and unicode.isprintable() and not unicode.endswith("."):
+        # Nearly every protected domain is plain ASCII, whose one skeleton is a translate() of
+        # the lower-cased name (what confusables.skeletons() computes for it); this saves a call
+        # per string when compiling a long list.
+        table = confusables.ascii_skeleton_table()
+        label_skeletons = frozenset((label.lower().translate(table),))
+        skeletons = frozenset((unicode.lower().translate(table),))
+        spelt_skeletons = tuple(token.lower().translate(table) for token in tokens)
+        nosep_skeletons = frozenset((glued.lower().translate(table),))
+    else:
+        label_skeletons = confusables.skeletons(label)
+        skeletons = confusables.skeletons(unicode)
+        spelt_skeletons = tuple(min(confusables.skeletons(token)) for token in tokens)
+        nosep_skeletons = confusables.skeletons(glued)
     return _Target(
         domain=registrable,
         unicode=unicode,
         label=label,
         label_ascii=label_ascii,
         suffix=suffix,
-        skeletons=confusables.skeletons(unicode),
+        skeletons=skeletons,
         label_skeletons=label_skeletons,
         label_folds=frozenset(f for s in label_skeletons for f in folds(s)),
         spelt_skeletons=spelt_skeletons,
-        nosep_skeletons=confusables.skeletons(glued),
+        nosep_skeletons=nosep_skeletons,
     )
 
 
 def _sorted_tuple(values: Iterable[_Target]) -> tuple[_Target, ...]:
     return tuple(sorted(set(values), key=lambda t: t.domain))
+
+
+# The order of a report's matches: by technique as MatchKind lists them, then by target.
+_KIND_ORDER = {kind: i for i, kind in enumerate(MatchKind)}
+
+_Bucket = _Target | tuple[_Target, ...]
+"""The targets under one key of a table: the one target itself, or a tuple of two or more (in
+domain order). Nine keys in ten have one target, and a tuple for each was most of the memory
+of a large index and of the garbage collector's work on it (1.9 million tuples for 100,000
+domains)."""
+_Buckets = dict[str, _Bucket]
+
+
+def _add(table: _Buckets, key: str, target: _Target) -> None:
+    bucket = table.setdefault(key, target)
+    if bucket is not target:
+        table[key] = (bucket, target) if isinstance(bucket, _Target) else (*bucket, target)
+
+
+def _each(bucket: _Bucket | None) -> tuple[_Target, ...]:
+    """The targets of a bucket (or of a missing key), as a tuple."""
+    if bucket is None:
+        return ()
+    return (bucket,) if isinstance(bucket, _Target) else bucket
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Tables:
+    """The hash tables an index answers from, compiled once from its protected domains.
+
+    Each bucket holds its targets in domain order, without duplicates.
+    """
+
+    keywords: tuple[str, ...]
+    """Skeletons of the combo-squatting keywords."""
+    by_skeleton: _Buckets
+    """Whole-domain skeleton -> targets (homoglyphs)."""
+    by_label: _Buckets
+    """Label before the suffix -> targets (other suffix)."""
+    by_fold_deletion: _Buckets
+    """Folded label, and each of its one-character deletions -> targets (near misses)."""
+    by_label_skeleton: _Buckets
+    """Skeleton of the first spelt-out token -> targets (dotted embeddings)."""
+    by_nosep: _Buckets
+    """Skeleton of the domain without separators -> targets (glued embeddings)."""
+    brands_substring: _Buckets
+    """Label skeleton (long brands) -> targets (combos found anywhere in a label)."""
+    brands_token: _Buckets
+    """Label skeleton -> targets (combos found as a hyphen-separated word)."""
+    brand_lengths: tuple[int, ...]
+    max_skeleton_labels: int
+
+
+def _compile_tables(sites: Mapping[str, str], keywords: Iterable[str]) -> _Tables:
+    """The tables for protected registrable domains (domain -> public suffix)."""
+    by_skeleton: _Buckets = {}
+    by_label: _Buckets = {}
+    by_fold_deletion: _Buckets = {}
+    by_label_skeleton: _Buckets = {}
+    by_nosep: _Buckets = {}
+    brands_substring: _Buckets = {}
+    brands_token: _Buckets = {}
+    # Targets are visited in domain order and each goes into a bucket at most once, so every
+    # bucket is in domain order and free of duplicates.
+    add_deletion = by_fold_deletion.setdefault
+    max_labels = 2
+    for domain in sorted(sites):
+        t = _target_of(domain, sites[domain])
+        for sk in t.skeletons:
+            _add(by_skeleton, sk, t)
+            max_labels = max(max_labels, sk.count(".") + 1)
+        if len(t.label) >= MIN_OTHER_SUFFIX_LENGTH:
+            _add(by_label, t.label, t)
+        keys: set[str] = set()
+        for f in t.label_folds:
+            if len(f) < MIN_FOLD_MATCH_LENGTH:
+                continue
+            keys.add(f)
+            if len(f) >= MIN_EDIT_DISTANCE_LENGTH:
+                keys.update(_deletions(f))
+        for key in keys:
+            # _add inlined: this table gets two thirds of all the insertions.
+            bucket = add_deletion(key, t)
+            if bucket is not t:
+                by_fold_deletion[key] = (bucket, t) if isinstance(bucket, _Target) else (*bucket, t)
+        if len(t.label) >= MIN_EMBEDDED_LENGTH:
+            _add(by_label_skeleton, t.spelt_skeletons[0], t)
+        for sk in t.label_skeletons:
+            if len(sk) >= MIN_COMBO_BRAND_LENGTH:
+                _add(brands_substring, sk, t)
+            if len(sk) >= MIN_COMBO_TOKEN_BRAND_LENGTH:
+                _add(brands_token, sk, t)
+        if len(t.label) >= MIN_NO_SEPARATOR_EMBEDDED_LENGTH:
+            for sk in t.nosep_skeletons:
+                _add(by_nosep, sk, t)
+    return _Tables(
+        keywords=tuple(dict.fromkeys(confusables.skeleton(k) for k in keywords)),
+        by_skeleton=by_skeleton,
+        by_label=by_label,
+        by_fold_deletion=by_fold_deletion,
+        by_label_skeleton=by_label_skeleton,
+        by_nosep=by_nosep,
+        brands_substring=brands_substring,
+        brands_token=brands_token,
+        brand_lengths=tuple(sorted({len(k) for k in brands_substring})),
+        max_skeleton_labels=max_labels,
+    )
 
 
 # --- the index ----------------------------------------------------------------------------------
@@ -377,102 +505,72 @@ def _sorted_tuple(values: Iterable[_Target]) -> tuple[_Target, ...]:
 class LookalikeIndex:
     """Protected domains compiled for constant-time lookalike questions.
 
-    Immutable after construction and safe to share between threads. :meth:`analyze` memoises
-    its (pure) answers per host in a bounded cache, since several rules ask about the same URL.
+    The list is read (and a bad entry reported) at construction. The hash tables are compiled
+    then too, or, for a ``lazy`` index, on the first question that needs them: a host that is a
+    protected domain or under one needs none, so a short run that meets only such hosts (or IP
+    addresses) never pays for compiling the list, nor for loading ICU. Either way the answers
+    are the same, the tables never change once compiled, and the index is safe to share between
+    threads. :meth:`analyze` memoises its (pure) answers per host in a bounded cache, since
+    hosts repeat across URLs.
     """
 
     __slots__ = (
-        "_brand_lengths",
-        "_brands_substring",
-        "_brands_token",
-        "_by_fold_deletion",
-        "_by_label",
-        "_by_label_skeleton",
-        "_by_nosep",
-        "_by_skeleton",
+        "_display_memo",
         "_domains",
-        "_keywords",
-        "_max_skeleton_labels",
+        "_extra_domain",
+        "_lock",
         "_memo",
+        "_sites",
+        "_tables",
         "_target_for",
-        "_targets",
         "keywords",
     )
 
-    def __init__(self, domains: Iterable[str], keywords: Iterable[str] = DEFAULT_KEYWORDS):
-        # Compiling allocates millions of small containers at once; the cyclic garbage collector
-        # would rescan them again and again (it doubled the time for 100,000 domains). None of
-        # them form cycles, so pause it for the build.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            self._compile(domains, keywords)
-        finally:
-            if gc_was_enabled:
-                gc.enable()
-        # Bounded memo caches of pure functions (thread-safe in CPython); not shared state that
-        # changes any answer.
-        self._memo = lru_cache(maxsize=4096)(self._analyze)
-        self._target_for = lru_cache(maxsize=256)(_make_target)
-
-    def _compile(self, domains: Iterable[str], keywords: Iterable[str]) -> None:
-        targets: dict[str, _Target] = {}
+    def __init__(
+        self,
+        domains: Iterable[str],
+        keywords: Iterable[str] = DEFAULT_KEYWORDS,
+        *,
+        lazy: bool = False,
+    ):
+        sites: dict[str, str] = {}
         for domain in domains:
-            target = _make_target(domain)
-            targets.setdefault(target.domain, target)
-        self._targets: tuple[_Target, ...] = tuple(sorted(targets.values(), key=lambda t: t.domain))
-        self._domains: frozenset[str] = frozenset(targets)
+            registrable, suffix = _site_of_entry(domain)
+            sites.setdefault(registrable, suffix)
+        self._sites = sites
+        self._domains: frozenset[str] = frozenset(sites)
         self.keywords: tuple[str, ...] = tuple(dict.fromkeys(k.lower() for k in keywords))
         """The combo-squatting keywords, as given."""
-        self._keywords: tuple[str, ...] = tuple(
-            dict.fromkeys(confusables.skeleton(k) for k in self.keywords)
-        )
+        self._tables: _Tables | None = None
+        self._lock = threading.Lock()
+        # Bounded memo caches of pure functions (thread-safe in CPython); not shared state that
+        # changes any answer. Hosts repeat across URLs, and servers are few.
+        self._memo = lru_cache(maxsize=4096)(self._analyze)
+        self._display_memo = lru_cache(maxsize=1024)(self._display_safety)
+        self._target_for = lru_cache(maxsize=256)(_make_target)
+        self._extra_domain = lru_cache(maxsize=256)(_registrable_or_none)
+        if not lazy:
+            self._compiled()
 
-        by_skeleton: dict[str, list[_Target]] = defaultdict(list)
-        by_label: dict[str, list[_Target]] = defaultdict(list)
-        by_fold_deletion: dict[str, list[_Target]] = defaultdict(list)
-        by_label_skeleton: dict[str, list[_Target]] = defaultdict(list)
-        by_nosep: dict[str, list[_Target]] = defaultdict(list)
-        brands_substring: dict[str, list[_Target]] = defaultdict(list)
-        brands_token: dict[str, list[_Target]] = defaultdict(list)
-        max_labels = 2
-        for t in self._targets:
-            for sk in t.skeletons:
-                by_skeleton[sk].append(t)
-                max_labels = max(max_labels, sk.count(".") + 1)
-            if len(t.label) >= MIN_OTHER_SUFFIX_LENGTH:
-                by_label[t.label].append(t)
-            keys: set[str] = set()
-            for f in t.label_folds:
-                if len(f) < MIN_FOLD_MATCH_LENGTH:
-                    continue
-                keys.add(f)
-                if len(f) >= MIN_EDIT_DISTANCE_LENGTH:
-                    keys.update(_deletions(f))
-            for key in keys:
-                by_fold_deletion[key].append(t)
-            if len(t.label) >= MIN_EMBEDDED_LENGTH:
-                by_label_skeleton[t.spelt_skeletons[0]].append(t)
-            for sk in t.label_skeletons:
-                if len(sk) >= MIN_COMBO_BRAND_LENGTH:
-                    brands_substring[sk].append(t)
-                if len(sk) >= MIN_COMBO_TOKEN_BRAND_LENGTH:
-                    brands_token[sk].append(t)
-            if len(t.label) >= MIN_NO_SEPARATOR_EMBEDDED_LENGTH:
-                for sk in t.nosep_skeletons:
-                    by_nosep[sk].append(t)
-
-        # Targets were visited in domain order and each is added to a key at most once, so every
-        # bucket is already sorted and free of duplicates.
-        self._by_skeleton = {k: tuple(v) for k, v in by_skeleton.items()}
-        self._by_label = {k: tuple(v) for k, v in by_label.items()}
-        self._by_fold_deletion = {k: tuple(v) for k, v in by_fold_deletion.items()}
-        self._by_label_skeleton = {k: tuple(v) for k, v in by_label_skeleton.items()}
-        self._by_nosep = {k: tuple(v) for k, v in by_nosep.items()}
-        self._brands_substring = {k: tuple(v) for k, v in brands_substring.items()}
-        self._brands_token = {k: tuple(v) for k, v in brands_token.items()}
-        self._brand_lengths = tuple(sorted({len(k) for k in self._brands_substring}))
-        self._max_skeleton_labels = max_labels
+    def _compiled(self) -> _Tables:
+        """The tables, compiled by the first caller (others wait for it)."""
+        tables = self._tables
+        if tables is None:
+            with self._lock:
+                tables = self._tables
+                if tables is None:
+                    # Compiling allocates millions of small containers at once; the cyclic
+                    # garbage collector would rescan them again and again (it doubled the time
+                    # for 100,000 domains). None of them form cycles, so pause it meanwhile.
+                    gc_was_enabled = gc.isenabled()
+                    gc.disable()
+                    try:
+                        tables = _compile_tables(self._sites, self.keywords)
+                    finally:
+                        if gc_was_enabled:
+                            gc.enable()
+                    self._tables = tables
+        return tables
 
     # -- public API ------------------------------------------------------------------------------
 
@@ -493,17 +591,21 @@ class LookalikeIndex:
     def cache_clear(self) -> None:
         """Forget memoised answers (for benchmarks; answers never go stale)."""
         self._memo.cache_clear()
+        self._display_memo.cache_clear()
 
     def protected_parent(self, host: str, extra: str | None = None) -> str | None:
         """The protected domain ``host`` (A-label) is or is a subdomain of, or None.
 
         ``extra`` is one more protected registrable domain for this question (the server's).
         """
-        labels = host.rstrip(".").lower().split(".")
-        for i in range(len(labels)):
-            parent = ".".join(labels[i:])
+        # The host and its parents, longest first, as slices after each dot.
+        parent = host.rstrip(".").lower()
+        dot = 0
+        while dot >= 0:
             if parent in self._domains or parent == extra:
                 return parent
+            dot = parent.find(".")
+            parent = parent[dot + 1 :]
         return None
 
     def similar_protected_domain(self, host_unicode: str, extra: str | None = None) -> str | None:
@@ -514,7 +616,8 @@ class LookalikeIndex:
         ``extra``).
         """
         extra_target = self._extra_target(extra)
-        for target in self._skeleton_matches(host_unicode.lower(), extra_target):
+        tables = self._compiled()
+        for target in self._skeleton_matches(tables, host_unicode.lower(), extra_target):
             if host_unicode == target.unicode or host_unicode.endswith("." + target.unicode):
                 return None
             return target.domain
@@ -524,12 +627,22 @@ class LookalikeIndex:
         """The protected domains with this whole-domain skeleton (``google.corn``), or, with
         ``separators_removed``, this skeleton of the domain without dots and hyphens
         (``googlecorn``)."""
-        table = self._by_nosep if separators_removed else self._by_skeleton
-        return tuple(t.domain for t in table.get(skeleton, ()))
+        tables = self._compiled()
+        table = tables.by_nosep if separators_removed else tables.by_skeleton
+        return tuple(t.domain for t in _each(table.get(skeleton)))
 
     def matcher(self, extra: str | None = None) -> confusables.TopDomainMatcher:
         """This index with ``extra`` protected as well, as a display-safety top-domain matcher."""
         return _BoundMatcher(self, extra)
+
+    def display_safety(self, host: str, extra: str | None = None) -> confusables.DisplaySafety:
+        """Whether ``host`` (A-label) may be shown in Unicode, judged against this index with
+        ``extra`` protected as well: :func:`urlvet.confusables.display_safety` with
+        :meth:`matcher`, memoised per host."""
+        return self._display_memo(host, extra)
+
+    def _display_safety(self, host: str, extra: str | None) -> confusables.DisplaySafety:
+        return confusables.display_safety(host, self.matcher(extra))
 
     def analyze(self, url: ParsedURL, extra: str | None = None) -> LookalikeReport:
         """Which protected domains the URL's host imitates. ``extra``: the server's domain.
@@ -543,7 +656,7 @@ class LookalikeIndex:
             url.host_unicode.rstrip(".").lower(),
             url.registrable_domain,
             url.public_suffix,
-            _registrable_or_none(extra),
+            self._extra_domain(extra),
         )
 
     def analyze_host(self, host: str, extra: str | None = None) -> LookalikeReport:
@@ -560,7 +673,7 @@ class LookalikeIndex:
             to_unicode(ascii_host).lower(),
             registrable,
             suffix,
-            _registrable_or_none(extra),
+            self._extra_domain(extra),
         )
 
     # -- matching --------------------------------------------------------------------------------
@@ -573,14 +686,17 @@ class LookalikeIndex:
         except PolicyError:
             return None
 
-    def _skeleton_matches(self, host_unicode: str, extra: _Target | None) -> list[_Target]:
+    @staticmethod
+    def _skeleton_matches(
+        tables: _Tables, host_unicode: str, extra: _Target | None
+    ) -> list[_Target]:
         found: list[_Target] = []
         for sk in confusables.skeletons(host_unicode):
             labels = sk.split(".")
-            top = min(len(labels), self._max_skeleton_labels)
+            top = min(len(labels), tables.max_skeleton_labels)
             for n in range(2, top + 1):
                 key = ".".join(labels[-n:])
-                found.extend(self._by_skeleton.get(key, ()))
+                found.extend(_each(tables.by_skeleton.get(key)))
                 if extra is not None and key in extra.skeletons:
                     found.append(extra)
         return list(dict.fromkeys(found))
@@ -596,222 +712,253 @@ class LookalikeIndex:
         protected = self.protected_parent(host, extra_domain)
         if protected is not None:
             return LookalikeReport(host=host, protected=protected)
+        tables = self._compiled()
         extra = self._extra_target(extra_domain)
         matches: list[LookalikeMatch] = []
         # Brands (protected labels) already explained by a stronger technique: one finding per
         # brand, in the order homoglyph, near miss / other suffix, embedding, combo.
         brands: set[str] = set()
 
-        for t in self._skeleton_matches(host_unicode, extra):
+        for t in self._skeleton_matches(tables, host_unicode, extra):
             if t.label in brands:
                 continue
             brands.add(t.label)
             matches.append(LookalikeMatch(MatchKind.HOMOGLYPH, t.domain, "same-skeleton"))
 
         label = None
+        label_skeletons: frozenset[str] = frozenset()
         if registrable is not None and suffix is not None:
             label_ascii = _label_of(registrable, suffix)
             label = to_unicode(label_ascii).lower()
-            matches.extend(self._other_suffix(label, suffix, extra, brands))
-            matches.extend(self._near_miss(label, label_ascii, registrable, suffix, extra, brands))
-        matches.extend(self._embedded(host_unicode, label, suffix, extra, brands))
+            # Near miss and combo both start from the label's skeletons: computed once.
+            label_skeletons = confusables.skeletons(label)
+            matches.extend(_other_suffix(tables, label, suffix, extra, brands))
+            matches.extend(
+                _near_miss(
+                    tables, label, label_skeletons, label_ascii, registrable, suffix, extra, brands
+                )
+            )
+        matches.extend(_embedded(tables, host_unicode, label, suffix, extra, brands))
         if label is not None and suffix is not None:
-            matches.extend(self._combo(label, suffix, extra, brands))
+            matches.extend(_combo(tables, label_skeletons, suffix, extra, brands))
 
-        order = list(MatchKind)
-        matches.sort(key=lambda m: (order.index(m.kind), m.target))
+        matches.sort(key=lambda m: (_KIND_ORDER[m.kind], m.target))
         return LookalikeReport(host=host, protected=None, matches=tuple(matches))
 
-    def _other_suffix(
-        self, label: str, suffix: str, extra: _Target | None, brands: set[str]
-    ) -> list[LookalikeMatch]:
-        if label in brands or len(label) < MIN_OTHER_SUFFIX_LENGTH:
-            return []
-        same_name = [t for t in self._by_label.get(label, ()) if t.suffix != suffix]
-        if extra is not None and extra.label == label and extra.suffix != suffix:
-            same_name.append(extra)
-        if not same_name:
-            return []
-        brands.add(label)
-        target = _prefer_suffix(_sorted_tuple(same_name), suffix)
-        return [
-            LookalikeMatch(
-                MatchKind.OTHER_SUFFIX,
-                target.domain,
-                "other-suffix",
-                "different-suffix",
-                {"suffix": suffix, "protected_suffix": target.suffix},
-            )
-        ]
 
-    def _near_miss(
-        self,
-        label: str,
-        label_ascii: str,
-        registrable: str,
-        suffix: str,
-        extra: _Target | None,
-        brands: set[str],
-    ) -> list[LookalikeMatch]:
-        # protected label -> (technique, query form, protected form, targets with that label)
-        found: dict[str, tuple[str, str, str, list[_Target]]] = {}
-        queries = {f for sk in confusables.skeletons(label) for f in folds(sk)}
-        for query in sorted(queries):
-            if len(query) < MIN_FOLD_MATCH_LENGTH:
+# --- the techniques -----------------------------------------------------------------------------
+# Each adds the brands (protected labels) it explains to ``brands``, so that a later, weaker
+# technique does not report the same brand again.
+
+
+def _other_suffix(
+    tables: _Tables, label: str, suffix: str, extra: _Target | None, brands: set[str]
+) -> list[LookalikeMatch]:
+    if label in brands or len(label) < MIN_OTHER_SUFFIX_LENGTH:
+        return []
+    same_name = [t for t in _each(tables.by_label.get(label)) if t.suffix != suffix]
+    if extra is not None and extra.label == label and extra.suffix != suffix:
+        same_name.append(extra)
+    if not same_name:
+        return []
+    brands.add(label)
+    target = _prefer_suffix(_sorted_tuple(same_name), suffix)
+    return [
+        LookalikeMatch(
+            MatchKind.OTHER_SUFFIX,
+            target.domain,
+            "other-suffix",
+            "different-suffix",
+            {"suffix": suffix, "protected_suffix": target.suffix},
+        )
+    ]
+
+
+def _near_miss(
+    tables: _Tables,
+    label: str,
+    label_skeletons: frozenset[str],
+    label_ascii: str,
+    registrable: str,
+    suffix: str,
+    extra: _Target | None,
+    brands: set[str],
+) -> list[LookalikeMatch]:
+    # protected label -> (technique, query form, protected form, targets with that label)
+    found: dict[str, tuple[str, str, str, list[_Target]]] = {}
+    by_fold_deletion = tables.by_fold_deletion
+    queries = {f for sk in label_skeletons for f in folds(sk)}
+    for query in sorted(queries):
+        if len(query) < MIN_FOLD_MATCH_LENGTH:
+            continue
+        targets: list[_Target] = []
+        keys = (query, *_deletions(query)) if len(query) >= MIN_EDIT_DISTANCE_LENGTH else (query,)
+        for key in keys:
+            bucket = by_fold_deletion.get(key)
+            if bucket is None:
                 continue
-            targets: list[_Target] = list(self._by_fold_deletion.get(query, ()))
-            if len(query) >= MIN_EDIT_DISTANCE_LENGTH:
-                for d in _deletions(query):
-                    targets.extend(self._by_fold_deletion.get(d, ()))
+            if isinstance(bucket, _Target):
+                targets.append(bucket)
+            else:
+                targets.extend(bucket)
+        if extra is not None:
+            targets.append(extra)
+        candidates = [(f, t) for t in dict.fromkeys(targets) for f in t.label_folds]
+        for folded, t in candidates:
+            if t.label == label or t.label in brands:
+                continue
+            if folded == query:
+                how = "character-fold"
+            elif (
+                len(folded) >= MIN_EDIT_DISTANCE_LENGTH
+                and len(query) >= MIN_EDIT_DISTANCE_LENGTH
+                and (
+                    edit_distance_at_most_one(query, folded)
+                    or has_one_character_swap(query, folded)
+                )
+            ):
+                how = _describe_edit(query, folded)
+            else:
+                continue
+            entry = found.get(t.label)
+            if entry is None or (how == "character-fold" and entry[0] != how):
+                found[t.label] = (how, query, folded, [t])
+            elif entry[0] == how and t not in entry[3]:
+                entry[3].append(t)
+    out = []
+    for brand, (how, query, folded, targets) in sorted(found.items()):
+        brands.add(brand)
+        t = _prefer_suffix(_sorted_tuple(targets), suffix)
+        fp = None
+        if how != "character-fold":
+            fp = likely_false_positive_reason(label_ascii, registrable, t.label_ascii, t.domain)
+        if fp is None and t.suffix != suffix:
+            fp = "different-suffix"
+        out.append(
+            LookalikeMatch(
+                MatchKind.NEAR_MISS,
+                t.domain,
+                how,
+                fp,
+                {"compared": query, "protected_compared": folded},
+            )
+        )
+    return out
+
+
+def _embedded(
+    tables: _Tables,
+    host_unicode: str,
+    label: str | None,
+    suffix: str | None,
+    extra: _Target | None,
+    brands: set[str],
+) -> list[LookalikeMatch]:
+    spans = [m.span() for m in _TOKEN.finditer(host_unicode)]
+    tokens = [host_unicode[a:b] for a, b in spans]
+    if len(tokens) < 2:
+        return []
+    skel: list[frozenset[str]] = [confusables.skeletons(t) for t in tokens]
+    by_label_skeleton = tables.by_label_skeleton
+    by_nosep = tables.by_nosep
+    out: list[LookalikeMatch] = []
+    n = len(tokens)
+    for i in range(n):
+        candidates: list[tuple[_Target, str]] = []
+        for sk in skel[i]:
+            candidates.extend((t, "dotted") for t in _each(by_label_skeleton.get(sk)))
+            candidates.extend((t, "glued") for t in _each(by_nosep.get(sk)))
             if extra is not None:
-                targets.append(extra)
-            candidates = [(f, t) for t in dict.fromkeys(targets) for f in t.label_folds]
-            for folded, t in candidates:
-                if t.label == label or t.label in brands:
-                    continue
-                if folded == query:
-                    how = "character-fold"
-                elif (
-                    len(folded) >= MIN_EDIT_DISTANCE_LENGTH
-                    and len(query) >= MIN_EDIT_DISTANCE_LENGTH
-                    and (
-                        edit_distance_at_most_one(query, folded)
-                        or has_one_character_swap(query, folded)
-                    )
+                if sk == extra.spelt_skeletons[0] and len(extra.label) >= MIN_EMBEDDED_LENGTH:
+                    candidates.append((extra, "dotted"))
+                if (
+                    sk in extra.nosep_skeletons
+                    and len(extra.label) >= MIN_NO_SEPARATOR_EMBEDDED_LENGTH
                 ):
-                    how = _describe_edit(query, folded)
-                else:
+                    candidates.append((extra, "glued"))
+        for t, style in candidates:
+            # The same name under another suffix (google.com.mx) is the other-suffix rule's.
+            if t.label in brands or (label is not None and t.label == label):
+                continue
+            if style == "dotted":
+                spelt = t.spelt_skeletons
+                if i + len(spelt) > n:
                     continue
-                entry = found.get(t.label)
-                if entry is None or (how == "character-fold" and entry[0] != how):
-                    found[t.label] = (how, query, folded, [t])
-                elif entry[0] == how and t not in entry[3]:
-                    entry[3].append(t)
-        out = []
-        for brand, (how, query, folded, targets) in sorted(found.items()):
-            brands.add(brand)
-            t = _prefer_suffix(_sorted_tuple(targets), suffix)
-            fp = None
-            if how != "character-fold":
-                fp = likely_false_positive_reason(label_ascii, registrable, t.label_ascii, t.domain)
-            if fp is None and t.suffix != suffix:
-                fp = "different-suffix"
+                if not all(spelt[j] in skel[i + j] for j in range(1, len(spelt))):
+                    continue
+                end = i + len(spelt) - 1
+            else:
+                end = i
+            brands.add(t.label)
+            # A protected name ending exactly where the host's own suffix sits is the
+            # "example-google.com" shape: a brand in a longer name, weaker than a spelt-out
+            # target followed by more labels.
+            at_end = suffix is not None and end == n - 1 and style == "dotted"
+            embedded = host_unicode[spans[i][0] : spans[end][1]]
             out.append(
                 LookalikeMatch(
-                    MatchKind.NEAR_MISS,
+                    MatchKind.EMBEDDED,
                     t.domain,
-                    how,
-                    fp,
-                    {"compared": query, "protected_compared": folded},
+                    "end-embedding" if at_end else f"{style}-embedding",
+                    "end-embedding" if at_end else None,
+                    {"embedded": embedded},
                 )
             )
-        return out
+    return out
 
-    def _embedded(
-        self,
-        host_unicode: str,
-        label: str | None,
-        suffix: str | None,
-        extra: _Target | None,
-        brands: set[str],
-    ) -> list[LookalikeMatch]:
-        spans = [m.span() for m in _TOKEN.finditer(host_unicode)]
-        tokens = [host_unicode[a:b] for a, b in spans]
-        if len(tokens) < 2:
-            return []
-        skel: list[frozenset[str]] = [confusables.skeletons(t) for t in tokens]
-        out: list[LookalikeMatch] = []
-        n = len(tokens)
-        for i in range(n):
-            candidates: list[tuple[_Target, str]] = []
-            for sk in skel[i]:
-                candidates.extend((t, "dotted") for t in self._by_label_skeleton.get(sk, ()))
-                candidates.extend((t, "glued") for t in self._by_nosep.get(sk, ()))
-                if extra is not None:
-                    if sk == extra.spelt_skeletons[0] and len(extra.label) >= MIN_EMBEDDED_LENGTH:
-                        candidates.append((extra, "dotted"))
-                    if (
-                        sk in extra.nosep_skeletons
-                        and len(extra.label) >= MIN_NO_SEPARATOR_EMBEDDED_LENGTH
-                    ):
-                        candidates.append((extra, "glued"))
-            for t, style in candidates:
-                # The same name under another suffix (google.com.mx) is the other-suffix rule's.
-                if t.label in brands or (label is not None and t.label == label):
-                    continue
-                if style == "dotted":
-                    spelt = t.spelt_skeletons
-                    if i + len(spelt) > n:
-                        continue
-                    if not all(spelt[j] in skel[i + j] for j in range(1, len(spelt))):
-                        continue
-                    end = i + len(spelt) - 1
-                else:
-                    end = i
-                brands.add(t.label)
-                # A protected name ending exactly where the host's own suffix sits is the
-                # "example-google.com" shape: a brand in a longer name, weaker than a spelt-out
-                # target followed by more labels.
-                at_end = suffix is not None and end == n - 1 and style == "dotted"
-                embedded = host_unicode[spans[i][0] : spans[end][1]]
-                out.append(
-                    LookalikeMatch(
-                        MatchKind.EMBEDDED,
-                        t.domain,
-                        "end-embedding" if at_end else f"{style}-embedding",
-                        "end-embedding" if at_end else None,
-                        {"embedded": embedded},
-                    )
-                )
-        return out
 
-    def _combo(
-        self, label: str, suffix: str, extra: _Target | None, brands: set[str]
-    ) -> list[LookalikeMatch]:
-        out: list[LookalikeMatch] = []
-        for sk in sorted(confusables.skeletons(label)):
-            present = [k for k in self._keywords if k in sk]
-            if not present:
+def _combo(
+    tables: _Tables,
+    label_skeletons: frozenset[str],
+    suffix: str,
+    extra: _Target | None,
+    brands: set[str],
+) -> list[LookalikeMatch]:
+    out: list[LookalikeMatch] = []
+    keywords = tables.keywords
+    for sk in sorted(label_skeletons):
+        present = [k for k in keywords if k in sk]
+        if not present:
+            continue
+        hits: list[tuple[int, str, tuple[_Target, ...]]] = []
+        for length in tables.brand_lengths:
+            if length >= len(sk):
+                break
+            for i in range(len(sk) - length + 1):
+                hit = tables.brands_substring.get(sk[i : i + length])
+                if hit is not None:
+                    hits.append((i, sk[i : i + length], _each(hit)))
+        pos = 0
+        for token in sk.split("-"):
+            hit = tables.brands_token.get(token)
+            if hit is not None and token != sk:
+                hits.append((pos, token, _each(hit)))
+            pos += len(token) + 1
+        if extra is not None:
+            for bsk in extra.label_skeletons:
+                i = sk.find(bsk)
+                if i >= 0 and bsk != sk and len(bsk) >= MIN_COMBO_TOKEN_BRAND_LENGTH:
+                    hits.append((i, bsk, (extra,)))
+        for start, brand, targets in hits:
+            if brand in keywords:
+                continue  # login.gov is a brand, but "login" is what every combo contains
+            target = _prefer_suffix(targets, suffix)
+            if target.label in brands:
                 continue
-            hits: list[tuple[int, str, tuple[_Target, ...]]] = []
-            for length in self._brand_lengths:
-                if length >= len(sk):
-                    break
-                for i in range(len(sk) - length + 1):
-                    hit = self._brands_substring.get(sk[i : i + length])
-                    if hit:
-                        hits.append((i, sk[i : i + length], hit))
-            pos = 0
-            for token in sk.split("-"):
-                hit = self._brands_token.get(token)
-                if hit and token != sk:
-                    hits.append((pos, token, hit))
-                pos += len(token) + 1
-            if extra is not None:
-                for bsk in extra.label_skeletons:
-                    i = sk.find(bsk)
-                    if i >= 0 and bsk != sk and len(bsk) >= MIN_COMBO_TOKEN_BRAND_LENGTH:
-                        hits.append((i, bsk, (extra,)))
-            for start, brand, targets in hits:
-                if brand in self._keywords:
-                    continue  # login.gov is a brand, but "login" is what every combo contains
-                target = _prefer_suffix(targets, suffix)
-                if target.label in brands:
-                    continue
-                keyword = _keyword_beside(sk, start, brand, present)
-                if keyword is None:
-                    continue
-                brands.add(target.label)
-                out.append(
-                    LookalikeMatch(
-                        MatchKind.COMBO,
-                        target.domain,
-                        "brand-and-keyword",
-                        None,
-                        {"brand": target.label, "keyword": keyword},
-                    )
+            keyword = _keyword_beside(sk, start, brand, present)
+            if keyword is None:
+                continue
+            brands.add(target.label)
+            out.append(
+                LookalikeMatch(
+                    MatchKind.COMBO,
+                    target.domain,
+                    "brand-and-keyword",
+                    None,
+                    {"brand": target.label, "keyword": keyword},
                 )
-        return out
+            )
+    return out
 
 
 def _keyword_beside(text: str, start: int, brand: str, keywords: list[str]) -> str | None:
@@ -852,14 +999,16 @@ class _BoundMatcher:
 
 
 def build_index(
-    domains: Iterable[str], keywords: Iterable[str] = DEFAULT_KEYWORDS
+    domains: Iterable[str], keywords: Iterable[str] = DEFAULT_KEYWORDS, *, lazy: bool = False
 ) -> LookalikeIndex:
     """Compile protected domains (registrable domains, A- or U-label) into an index.
 
     A subdomain in the list protects its whole registrable domain. Raises
-    :class:`~urlvet.errors.PolicyError` naming an entry that is not a usable domain.
+    :class:`~urlvet.errors.PolicyError` naming an entry that is not a usable domain. With
+    ``lazy``, the matching tables are compiled on the first question that needs them rather
+    than now (see :class:`LookalikeIndex`); the answers are the same.
     """
-    return LookalikeIndex(domains, keywords)
+    return LookalikeIndex(domains, keywords, lazy=lazy)
 
 
 _DATA_PACKAGE = "urlvet.data"
@@ -886,8 +1035,12 @@ def default_protected_domains() -> tuple[str, ...]:
 
 @cache
 def default_index() -> LookalikeIndex:
-    """The index of the shipped protected domains, built on first use and then shared."""
-    return build_index(default_protected_domains())
+    """The index of the shipped protected domains, built on first use and then shared.
+
+    Lazy: a run that only meets protected domains and addresses (a one-off ``urlvet check``)
+    never compiles it, nor loads ICU.
+    """
+    return build_index(default_protected_domains(), lazy=True)
 
 
 @cache
@@ -900,7 +1053,8 @@ def index_for_policy(extra_domains: tuple[str, ...], use_default: bool = True) -
     if not extra_domains:
         return default_index() if use_default else build_index(())
     base = default_protected_domains() if use_default else ()
-    return build_index((*base, *extra_domains))
+    # Lazy like the default index; a bad entry is still reported here, when the policy compiles.
+    return build_index((*base, *extra_domains), lazy=True)
 
 
 def load_protected_domains(path: str | Path) -> list[str]:

@@ -360,7 +360,8 @@ class CompiledPolicy:
 
     def decide(self, severities: list[Severity]) -> Decision:
         """The decision for findings of these severities."""
-        top = max((s.rank for s in severities), default=-1)
+        # A list, not a generator: called for every URL, usually with none or one severity.
+        top = max([s.rank for s in severities], default=-1)
         if top >= self.block_at:
             return Decision.BLOCK
         if top >= self.warn_at:
@@ -518,17 +519,22 @@ def read_policy_source(path: Path) -> _Source:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise PolicyError(f"{path}:{line}: the file is not valid UTF-8") from None
-    if path.suffix.lower() == ".toml":
-        return _read_toml(path, text)
-    if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise PolicyError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
-        if not isinstance(data, dict):
-            raise PolicyError(f"{path}:1: a policy must be a mapping of keys to values")
-        return _Source(str(path), _text_key_lines(text), data)
-    return _read_yaml(path, text)
+    try:
+        if path.suffix.lower() == ".toml":
+            return _read_toml(path, text)
+        if path.suffix.lower() == ".json":
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise PolicyError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+            if not isinstance(data, dict):
+                raise PolicyError(f"{path}:1: a policy must be a mapping of keys to values")
+            return _Source(str(path), _text_key_lines(text), data)
+        return _read_yaml(path, text)
+    except RecursionError:
+        # All three parsers recurse per nesting level: `[[[[...` in a file under the size
+        # limit must be an error naming the file, not a traceback.
+        raise PolicyError(f"{path}: values are nested too deeply for a policy file") from None
 
 
 def _read_toml(path: Path, text: str) -> _Source:

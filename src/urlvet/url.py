@@ -16,6 +16,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 from typing import Any
 
 from ada_url import URL, idna_to_unicode
@@ -191,8 +192,7 @@ def parse(raw: str, base: str | None = None) -> ParsedURL:
     private = False
     host_unicode = host
     if kind is HostKind.DOMAIN:
-        host_unicode = to_unicode(host)
-        registrable, suffix, private = site_of(host)
+        host_unicode, registrable, suffix, private = _domain_facts(host)
 
     return ParsedURL(
         raw=raw,
@@ -212,6 +212,14 @@ def parse(raw: str, base: str | None = None) -> ParsedURL:
         suffix_is_private=private,
         ip=ip,
     )
+
+
+# Hosts repeat across URLs far more than URLs do, and decoding A-labels and the suffix lookup
+# are a good part of parsing one: a bounded memo of this pure function (thread-safe in CPython).
+@lru_cache(maxsize=4096)
+def _domain_facts(host: str) -> tuple[str, str | None, str | None, bool]:
+    """The Unicode form, registrable domain, public suffix and private flag of a domain host."""
+    return (to_unicode(host), *site_of(host))
 
 
 _Components = tuple[str, str, str, int, str, str, str, str, str, str]
@@ -248,24 +256,61 @@ def _components(raw: str, base: str | None = None) -> _Components | None:
     try:
         if not _lib.ada_is_valid(obj):
             return None
-        return (
-            _text(_lib.ada_get_href(obj)),
-            _text(_lib.ada_get_protocol(obj)),
-            _text(_lib.ada_get_hostname(obj)),
-            int(_lib.ada_get_host_type(obj)),
-            _text(_lib.ada_get_port(obj)),
-            _text(_lib.ada_get_username(obj)),
-            _text(_lib.ada_get_password(obj)),
-            _text(_lib.ada_get_pathname(obj)),
-            _text(_lib.ada_get_search(obj)),
-            _text(_lib.ada_get_hash(obj)),
-        )
+        href = _text(_lib.ada_get_href(obj))
+        host_type = int(_lib.ada_get_host_type(obj))
+        has_port = bool(_lib.ada_has_port(obj))
+        # Most URLs carry no credentials: one has_* call saves two getters and their copies
+        # (which give "" when there are none).
+        if _lib.ada_has_credentials(obj):
+            username = _text(_lib.ada_get_username(obj))
+            password = _text(_lib.ada_get_password(obj))
+        else:
+            username = password = ""
+        protocol = href[: href.index(":") + 1]
+        special = protocol[:-1] in SPECIAL_SCHEMES
+        if not special:
+            hostname = _text(_lib.ada_get_hostname(obj))
+            port = _text(_lib.ada_get_port(obj)) if has_port else ""
+            pathname = _text(_lib.ada_get_pathname(obj))
     finally:
         _lib.ada_free(obj)
+    # The other parts are read off the serialised URL, a C call and a copy cheaper each. By the
+    # URL Standard's serialisation the scheme ends at the first ":", the fragment starts at the
+    # first "#" and the query at the first "?" before it, since no earlier part holds either
+    # character unencoded; the getters give "" for a bare "?" or "#". A special URL (http,
+    # https, ws, wss, ftp, file) is then "scheme://", the credentials and "@" if any (no "@"
+    # inside them), the host, ":port" if any, and a path that starts with "/" (none before).
+    fragment_at = href.find("#")
+    before_fragment = href if fragment_at < 0 else href[:fragment_at]
+    fragment = href[fragment_at:] if 0 <= fragment_at < len(href) - 1 else ""
+    query_at = before_fragment.find("?")
+    search = before_fragment[query_at:] if 0 <= query_at < len(before_fragment) - 1 else ""
+    if special:
+        authority_at = len(protocol) + 2
+        path_at = href.index("/", authority_at)
+        host_and_port = href[authority_at:path_at].rpartition("@")[2]
+        if has_port:
+            hostname, _, port = host_and_port.rpartition(":")
+        else:
+            hostname, port = host_and_port, ""
+        pathname = before_fragment[path_at:query_at] if query_at >= 0 else before_fragment[path_at:]
+    return (
+        href,
+        protocol,
+        hostname,
+        host_type,
+        port,
+        username,
+        password,
+        pathname,
+        search,
+        fragment,
+    )
 
 
 def _text(value: Any) -> str:
-    return _ffi.unpack(value.data, value.length).decode("utf-8") if value.length else ""
+    length = value.length
+    return _ffi.unpack(value.data, length).decode("utf-8") if length else ""
 
 
 def normalize_domain(text: str) -> str:

@@ -11,7 +11,15 @@ import re
 from collections.abc import Iterator
 
 from urlvet.addresses import AddressClass, classify, in_networks
-from urlvet.checks.base import CheckContext, Hit, host_matches, parent_domains, rule
+from urlvet.checks.base import (
+    DOMAIN_HOSTS,
+    IP_HOSTS,
+    CheckContext,
+    Hit,
+    host_matches,
+    rule,
+    shortest_parent_in,
+)
 from urlvet.findings import Severity
 from urlvet.server import is_loopback_host
 from urlvet.url import HostKind, ParsedURL
@@ -88,7 +96,7 @@ def _local_callback(url: ParsedURL, ctx: CheckContext) -> bool:
     return ctx.server is not None and ctx.server.is_local and is_loopback_host(url)
 
 
-@rule("UV201", "non-public-address-literal", Severity.CRITICAL, cwe=918)
+@rule("UV201", "non-public-address-literal", Severity.CRITICAL, cwe=918, hosts=IP_HOSTS)
 def non_public_address_literal(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """An IP-address host in a range that is not globally reachable, in any spelling.
 
@@ -123,7 +131,7 @@ def non_public_address_literal(url: ParsedURL | None, ctx: CheckContext) -> Iter
     )
 
 
-@rule("UV202", "localhost-name", Severity.CRITICAL, cwe=918)
+@rule("UV202", "localhost-name", Severity.CRITICAL, cwe=918, hosts=DOMAIN_HOSTS)
 def localhost_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """The host `localhost` or a name under `.localhost`.
 
@@ -147,7 +155,7 @@ def localhost_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
         )
 
 
-@rule("UV203", "internal-name", Severity.HIGH, cwe=918)
+@rule("UV203", "internal-name", Severity.HIGH, cwe=918, hosts=DOMAIN_HOSTS)
 def internal_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A host name that only resolves inside a private network.
 
@@ -179,14 +187,13 @@ def internal_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
         )
         return
     # The host itself counts too: `home.arpa` and `metadata.google.internal` are listed names.
-    for suffix in parent_domains(host):
-        if suffix in ctx.settings.internal_suffixes:
-            where = "the name" if suffix == host else f"a name under .{suffix}"
-            yield Hit(
-                f"The link points to {host!r}, {where} that only works inside a private network.",
-                {"host": host, "suffix": suffix},
-            )
-            return
+    suffix = host_matches(host, ctx.settings.internal_suffixes)
+    if suffix is not None:
+        where = "the name" if suffix == host else f"a name under .{suffix}"
+        yield Hit(
+            f"The link points to {host!r}, {where} that only works inside a private network.",
+            {"host": host, "suffix": suffix},
+        )
 
 
 # Lookarounds rather than consumed separators, so that neighbouring forms are all found
@@ -219,7 +226,7 @@ def embedded_addresses(label_part: str) -> list[ipaddress.IPv4Address | ipaddres
     return found
 
 
-@rule("UV204", "address-in-name", Severity.CRITICAL, cwe=918)
+@rule("UV204", "address-in-name", Severity.CRITICAL, cwe=918, hosts=DOMAIN_HOSTS)
 def address_in_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A name under a wildcard-DNS service that resolves to an address written in the name.
 
@@ -245,10 +252,7 @@ def address_in_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     host = url.host.rstrip(".").lower()
     # The shortest listed suffix is the service: a list holding both nip.io and
     # 127.0.0.1.nip.io must still read the address out of company.127.0.0.1.nip.io.
-    services = ctx.settings.wildcard_dns_suffixes
-    if not services:
-        return
-    service = next((p for p in reversed(parent_domains(host)) if p in services), None)
+    service = shortest_parent_in(host, ctx.settings.wildcard_dns_suffixes)
     if service is None:
         return
     prefix = host[: -len(service)].rstrip(".")
@@ -297,7 +301,7 @@ def address_in_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
 _REBINDING_SERVICES = frozenset({"rbndr.us"})
 
 
-@rule("UV205", "public-address-literal", Severity.MEDIUM)
+@rule("UV205", "public-address-literal", Severity.MEDIUM, hosts=IP_HOSTS)
 def public_address_literal(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A public IP address instead of a name.
 
@@ -346,7 +350,7 @@ def raw_host(raw: str) -> str | None:
     return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
 
 
-@rule("UV206", "obfuscated-address", Severity.HIGH, cwe=180)
+@rule("UV206", "obfuscated-address", Severity.HIGH, cwe=180, hosts=IP_HOSTS)
 def obfuscated_address(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """An IP-address host written in a disguised spelling.
 
@@ -393,7 +397,7 @@ def obfuscated_address(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
 _IPV4_IN_IPV6_FORMS = frozenset({"ipv4-mapped", "ipv4-compatible", "ipv4-translated"})
 
 
-@rule("UV207", "blocked-network", Severity.CRITICAL, cwe=918)
+@rule("UV207", "blocked-network", Severity.CRITICAL, cwe=918, hosts=IP_HOSTS)
 def blocked_network(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """An IP-address host in a network the policy blocks.
 
@@ -425,7 +429,7 @@ def blocked_network(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
         )
 
 
-@rule("UV208", "blocked-domain", Severity.CRITICAL)
+@rule("UV208", "blocked-domain", Severity.CRITICAL, hosts=DOMAIN_HOSTS)
 def blocked_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A host the policy blocks.
 

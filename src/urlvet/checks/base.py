@@ -17,10 +17,15 @@ from typing import Any, Literal
 
 from urlvet.findings import Severity
 from urlvet.server import Server
-from urlvet.url import ParsedURL
+from urlvet.url import HostKind, ParsedURL
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 RuleKind = Literal["raw", "url", "dns", "message"]
+
+DOMAIN_HOSTS = frozenset({HostKind.DOMAIN})
+"""For ``rule(hosts=...)``: rules about names."""
+IP_HOSTS = frozenset({HostKind.IPV4, HostKind.IPV6})
+"""For ``rule(hosts=...)``: rules about IP-address literals."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +80,11 @@ class CheckContext:
     """The DNS answers for the host (urlvet.resolve.Resolution), for ``dns`` rules."""
     message: str | None = None
     """The server's message shown beside the URL, for ``message`` rules."""
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """Scratch space where rules that ask the same question about one URL (the six lookalike
+    rules share one analysis) keep the answer, so that it is computed once per URL. Each entry
+    records the URL it was computed for, since a context may be reused for other URLs. Never
+    read by the engine; a new context starts empty."""
 
 
 CheckFn = Callable[[ParsedURL | None, CheckContext], Iterable[Hit]]
@@ -95,6 +105,17 @@ class Rule:
     check: CheckFn = field(repr=False)
     doc: str = field(repr=False)
     cwe: int | None = None
+    hosts: frozenset[HostKind] | None = None
+    """For a ``url`` rule: the only host kinds it can fire on (None: any kind)."""
+    needs_server: bool = False
+    """For a ``url`` rule: True when it can only fire for a URL that a server asked for."""
+
+    def applies_to(self, host_kind: HostKind, has_server: bool) -> bool:
+        """False when the rule cannot fire on such a URL, so the engine need not run it (the
+        check still returns nothing there when called; a test pins that)."""
+        if self.needs_server and not has_server:
+            return False
+        return self.hosts is None or host_kind in self.hosts
 
     @property
     def summary(self) -> str:
@@ -119,8 +140,14 @@ def rule(
     severity: Severity,
     kind: RuleKind = "url",
     cwe: int | None = None,
+    hosts: Iterable[HostKind] | None = None,
+    needs_server: bool = False,
 ) -> Callable[[CheckFn], CheckFn]:
-    """Register a check under ``code``. Its docstring is the rule's documentation."""
+    """Register a check under ``code``. Its docstring is the rule's documentation.
+
+    ``hosts`` and ``needs_server`` declare which URLs a ``url`` rule can fire on at all (see
+    :meth:`Rule.applies_to`); the engine skips the rule for the others.
+    """
     if not _CODE.match(code):
         raise ValueError(f"bad rule code {code!r}")
 
@@ -137,6 +164,8 @@ def rule(
             check=fn,
             doc=doc,
             cwe=cwe,
+            hosts=frozenset(hosts) if hosts is not None else None,
+            needs_server=needs_server,
         )
         return fn
 
@@ -166,13 +195,42 @@ def host_matches(host: str, domains: AbstractSet[str]) -> str | None:
     """
     if not domains:
         return None
-    for parent in parent_domains(host):
+    # The parents are the slices after each dot, tried longest first, without building them
+    # all: several rules ask this for every URL.
+    name = host.rstrip(".").lower()
+    if name in domains:
+        return name
+    dot = name.find(".")
+    while dot >= 0:
+        parent = name[dot + 1 :]
         if parent in domains:
             return parent
+        dot = name.find(".", dot + 1)
     return None
+
+
+def shortest_parent_in(host: str, domains: AbstractSet[str]) -> str | None:
+    """The shortest of ``domains`` equal to ``host`` or a parent of it (label-aligned), or None."""
+    if not domains:
+        return None
+    name = host.rstrip(".").lower()
+    dot = name.rfind(".")
+    while dot >= 0:
+        parent = name[dot + 1 :]
+        if parent in domains:
+            return parent
+        dot = name.rfind(".", 0, dot)
+    return name if name in domains else None
 
 
 def parent_domains(host: str) -> list[str]:
     """``a.b.c`` -> ``["a.b.c", "b.c", "c"]``; for set lookups instead of scans."""
-    labels = host.rstrip(".").lower().split(".")
-    return [".".join(labels[i:]) for i in range(len(labels))]
+    name = host.rstrip(".").lower()
+    # Slices after each dot rather than re-joining split labels: several rules call this for
+    # every URL.
+    out = [name]
+    dot = name.find(".")
+    while dot >= 0:
+        out.append(name[dot + 1 :])
+        dot = name.find(".", dot + 1)
+    return out

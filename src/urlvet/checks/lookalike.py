@@ -4,28 +4,30 @@ The rules read a :class:`urlvet.lookalike.LookalikeIndex` compiled from the poli
 domains (``ctx.settings.lookalike``; the shipped default list when the policy has none) and
 treat the asking server's own registrable domain as protected too, for that call only.
 
-ICU and the index are imported on first use, so importing this module (which registering the
-rules does) stays cheap.
+ICU is imported and the index compiled on first use, so importing this module (which
+registering the rules does) stays cheap.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
-from urlvet.checks.base import CheckContext, Hit, rule
+from urlvet import confusables
+from urlvet.checks.base import DOMAIN_HOSTS, CheckContext, Hit, rule
 from urlvet.findings import Severity
+from urlvet.lookalike import (
+    LookalikeIndex,
+    LookalikeMatch,
+    LookalikeReport,
+    MatchKind,
+    default_index,
+)
 from urlvet.url import HostKind, ParsedURL
-
-if TYPE_CHECKING:
-    from urlvet.lookalike import LookalikeIndex, LookalikeMatch, LookalikeReport
 
 _LOOKALIKE_CWE = 1007  # Insufficient Visual Distinction of Homoglyphs Presented to User
 
 
 def _index(ctx: CheckContext) -> LookalikeIndex:
-    from urlvet.lookalike import LookalikeIndex, default_index
-
     configured = ctx.settings.lookalike
     if isinstance(configured, LookalikeIndex):
         return configured
@@ -37,9 +39,17 @@ def _server_domain(ctx: CheckContext) -> str | None:
 
 
 def _report(url: ParsedURL | None, ctx: CheckContext) -> LookalikeReport | None:
+    """The index's analysis of the URL's host: computed by the first of the rules to ask and
+    kept in the context for the other five (the analysis is the cost of this family)."""
     if url is None or url.host_kind is not HostKind.DOMAIN or not url.host:
         return None
-    return _index(ctx).analyze(url, _server_domain(ctx))
+    memo = ctx.memo.get("lookalike")
+    if memo is not None and memo[0] is url:
+        report: LookalikeReport = memo[1]
+        return report
+    report = _index(ctx).analyze(url, _server_domain(ctx))
+    ctx.memo["lookalike"] = (url, report)
+    return report
 
 
 def _shown(url: ParsedURL) -> str:
@@ -64,7 +74,7 @@ def _evidence(url: ParsedURL, match: LookalikeMatch) -> dict[str, object]:
     return evidence
 
 
-@rule("UV301", "unsafe-idn-display", Severity.MEDIUM, cwe=_LOOKALIKE_CWE)
+@rule("UV301", "unsafe-idn-display", Severity.MEDIUM, cwe=_LOOKALIKE_CWE, hosts=DOMAIN_HOSTS)
 def unsafe_idn_display(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """An internationalised host name that is not safe to show in Unicode.
 
@@ -88,10 +98,7 @@ def unsafe_idn_display(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
     """
     if url is None or url.host_kind is not HostKind.DOMAIN or "xn--" not in url.host.lower():
         return
-    from urlvet import confusables
-
-    index = _index(ctx)
-    verdict = confusables.display_safety(url.host, index.matcher(_server_domain(ctx)))
+    verdict = _index(ctx).display_safety(url.host, _server_domain(ctx))
     if verdict.safe:
         return
     why = confusables.describe_reasons(verdict.reasons)
@@ -109,7 +116,13 @@ def unsafe_idn_display(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
     )
 
 
-@rule("UV302", "homoglyph-of-protected-domain", Severity.CRITICAL, cwe=_LOOKALIKE_CWE)
+@rule(
+    "UV302",
+    "homoglyph-of-protected-domain",
+    Severity.CRITICAL,
+    cwe=_LOOKALIKE_CWE,
+    hosts=DOMAIN_HOSTS,
+)
 def homoglyph_of_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A host that looks exactly like a protected domain but is not it.
 
@@ -129,10 +142,8 @@ def homoglyph_of_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> I
     `https://accounts.goog1e.com/`.
     """
     report = _report(url, ctx)
-    if report is None or url is None:
+    if report is None or url is None or not report.matches:
         return
-    from urlvet.lookalike import MatchKind
-
     for match in report.of_kind(MatchKind.HOMOGLYPH):
         yield Hit(
             f"{_shown(url)} is made to look exactly like {match.target}, but it is a different "
@@ -150,7 +161,9 @@ _EDIT_TEXT = {
 }
 
 
-@rule("UV303", "near-miss-of-protected-domain", Severity.HIGH, cwe=_LOOKALIKE_CWE)
+@rule(
+    "UV303", "near-miss-of-protected-domain", Severity.HIGH, cwe=_LOOKALIKE_CWE, hosts=DOMAIN_HOSTS
+)
 def near_miss_of_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A host one typo away from a protected domain.
 
@@ -171,10 +184,8 @@ def near_miss_of_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> I
     `https://g00gle.com/`.
     """
     report = _report(url, ctx)
-    if report is None or url is None:
+    if report is None or url is None or not report.matches:
         return
-    from urlvet.lookalike import MatchKind
-
     for match in report.of_kind(MatchKind.NEAR_MISS):
         text = _EDIT_TEXT.get(match.how, "differs by one character")
         severity = Severity.MEDIUM if match.likely_false_positive else None
@@ -186,7 +197,13 @@ def near_miss_of_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> I
         )
 
 
-@rule("UV304", "protected-domain-under-other-suffix", Severity.MEDIUM, cwe=_LOOKALIKE_CWE)
+@rule(
+    "UV304",
+    "protected-domain-under-other-suffix",
+    Severity.MEDIUM,
+    cwe=_LOOKALIKE_CWE,
+    hosts=DOMAIN_HOSTS,
+)
 def protected_domain_under_other_suffix(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A protected name registered under another public suffix.
 
@@ -204,10 +221,8 @@ def protected_domain_under_other_suffix(url: ParsedURL | None, ctx: CheckContext
     `https://paypal.com.co/`, `https://github.co/`.
     """
     report = _report(url, ctx)
-    if report is None or url is None:
+    if report is None or url is None or not report.matches:
         return
-    from urlvet.lookalike import MatchKind
-
     for match in report.of_kind(MatchKind.OTHER_SUFFIX):
         yield Hit(
             f"{_shown(url)} uses the name of {match.target} under a different ending "
@@ -216,7 +231,7 @@ def protected_domain_under_other_suffix(url: ParsedURL | None, ctx: CheckContext
         )
 
 
-@rule("UV305", "embedded-protected-domain", Severity.HIGH, cwe=_LOOKALIKE_CWE)
+@rule("UV305", "embedded-protected-domain", Severity.HIGH, cwe=_LOOKALIKE_CWE, hosts=DOMAIN_HOSTS)
 def embedded_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A host that spells out a protected domain inside a different site's name.
 
@@ -235,10 +250,8 @@ def embedded_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Itera
     `https://googlecom-login.net/`.
     """
     report = _report(url, ctx)
-    if report is None or url is None:
+    if report is None or url is None or not report.matches:
         return
-    from urlvet.lookalike import MatchKind
-
     site = url.registrable_domain or url.host
     for match in report.of_kind(MatchKind.EMBEDDED):
         embedded = match.detail.get("embedded", match.target)
@@ -251,7 +264,7 @@ def embedded_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Itera
         )
 
 
-@rule("UV306", "combo-squatting", Severity.MEDIUM, cwe=_LOOKALIKE_CWE)
+@rule("UV306", "combo-squatting", Severity.MEDIUM, cwe=_LOOKALIKE_CWE, hosts=DOMAIN_HOSTS)
 def combo_squatting(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A protected brand name combined with a sign-in or payment word.
 
@@ -269,10 +282,8 @@ def combo_squatting(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     `https://paypal-secure.com/`, `https://github-login.com/`, `https://secureamazonlogin.net/`.
     """
     report = _report(url, ctx)
-    if report is None or url is None:
+    if report is None or url is None or not report.matches:
         return
-    from urlvet.lookalike import MatchKind
-
     for match in report.of_kind(MatchKind.COMBO):
         keyword = match.detail.get("keyword", "")
         yield Hit(

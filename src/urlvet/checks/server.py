@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from urlvet.checks.base import CheckContext, Hit, host_matches, parent_domains, rule
+from urlvet.checks.base import DOMAIN_HOSTS, IP_HOSTS, CheckContext, Hit, host_matches, rule
 from urlvet.findings import Severity
 from urlvet.server import is_loopback_host
 from urlvet.url import HostKind, ParsedURL, site_of
@@ -17,19 +17,24 @@ def trusted_third_party(url: ParsedURL, ctx: CheckContext) -> str | None:
     if not table or url.host_kind is not HostKind.DOMAIN or url.scheme != "https":
         return None
     host = url.host.rstrip(".").lower()
-    candidates = [host] + ["*." + p for p in parent_domains(host)[1:]]
-    for key in candidates:
+    # The host itself, then "*.parent" for each parent, longest first; walked with slices
+    # rather than a list, as up to four rules ask for every URL.
+    key = host
+    dot = host.find(".")
+    while True:
         prefixes = table.get(key)
-        if prefixes is None:
-            continue
-        for prefix in prefixes:
-            if (
-                not prefix
-                or url.pathname == prefix
-                or url.pathname.startswith(prefix.rstrip("/") + "/")
-            ):
-                return key + prefix
-    return None
+        if prefixes is not None:
+            for prefix in prefixes:
+                if (
+                    not prefix
+                    or url.pathname == prefix
+                    or url.pathname.startswith(prefix.rstrip("/") + "/")
+                ):
+                    return key + prefix
+        if dot < 0:
+            return None
+        key = "*." + host[dot + 1 :]
+        dot = host.find(".", dot + 1)
 
 
 def _site(url: ParsedURL) -> str:
@@ -43,7 +48,14 @@ def _expected_domains(ctx: CheckContext) -> frozenset[str] | None:
     return ctx.settings.server_domains.get(server.name)
 
 
-@rule("UV401", "cross-site-from-server", Severity.MEDIUM, cwe=601)
+@rule(
+    "UV401",
+    "cross-site-from-server",
+    Severity.MEDIUM,
+    cwe=601,
+    hosts=DOMAIN_HOSTS | IP_HOSTS,
+    needs_server=True,
+)
 def cross_site_from_server(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """The URL's site is not the site of the remote server that asked for it.
 
@@ -76,7 +88,14 @@ def cross_site_from_server(url: ParsedURL | None, ctx: CheckContext) -> Iterator
         )
 
 
-@rule("UV402", "server-domain-embedded", Severity.HIGH, cwe=451)
+@rule(
+    "UV402",
+    "server-domain-embedded",
+    Severity.HIGH,
+    cwe=451,
+    hosts=DOMAIN_HOSTS,
+    needs_server=True,
+)
 def server_domain_embedded(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """The server's own domain written inside a host that belongs to someone else.
 
@@ -101,9 +120,14 @@ def server_domain_embedded(url: ParsedURL | None, ctx: CheckContext) -> Iterator
     site = _site(url)
     if not names or site in names or _under_any(url.host, names):
         return
+    host = url.host.rstrip(".").lower()
+    # A name spelt out in the host has its first label somewhere in the host text: when no
+    # name's does, nothing below can match (the common case, checked first as it is cheap).
+    if not any(name.partition(".")[0] in host for name in names):
+        return
     if trusted_third_party(url, ctx) is not None:
         return
-    tokens = _TOKEN_SPLIT.split(url.host.rstrip(".").lower())
+    tokens = _TOKEN_SPLIT.split(host)
     for name in sorted(names, key=lambda n: (-n.count("."), n)):
         wanted = name.split(".")
         n = len(wanted)
@@ -136,7 +160,7 @@ def _under_any(host: str, domains: frozenset[str]) -> bool:
     return host_matches(host, domains) is not None
 
 
-@rule("UV403", "trusted-third-party", Severity.INFO)
+@rule("UV403", "trusted-third-party", Severity.INFO, hosts=DOMAIN_HOSTS, needs_server=True)
 def trusted_third_party_rule(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """The URL is on a third party the policy trusts, such as an identity provider.
 
@@ -167,7 +191,7 @@ def trusted_third_party_rule(url: ParsedURL | None, ctx: CheckContext) -> Iterat
     )
 
 
-@rule("UV404", "local-callback", Severity.INFO)
+@rule("UV404", "local-callback", Severity.INFO, needs_server=True)
 def local_callback(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A local server sends the user to a page on this computer.
 
@@ -191,7 +215,7 @@ def local_callback(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
         )
 
 
-@rule("UV405", "unexpected-domain-for-server", Severity.MEDIUM, cwe=601)
+@rule("UV405", "unexpected-domain-for-server", Severity.MEDIUM, cwe=601, needs_server=True)
 def unexpected_domain_for_server(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """The URL is outside the domains the policy expects from this server.
 

@@ -173,11 +173,21 @@ _INVISIBLE = frozenset(
 )
 
 
+# The characters flagged below that str.isprintable() accepts (it rejects controls, format
+# characters and surrogates, which are all the others): printable text without any of these
+# has nothing to report.
+_PRINTABLE_HIDDEN = frozenset(
+    c for c in _INVISIBLE.union(map(chr, range(0xFE00, 0xFE10))) if c.isprintable()
+)
+
+
 def hidden_characters(text: str) -> list[tuple[int, str, str]]:
     """(index, U+XXXX, kind) for every control, bidi or invisible character in ``text``."""
     found: list[tuple[int, str, str]] = []
-    if text.isascii() and text.isprintable():
-        return found  # the common case: no controls, and nothing outside ASCII
+    if text.isprintable() and (text.isascii() or _PRINTABLE_HIDDEN.isdisjoint(text)):
+        # The common cases, without a loop in Python: ASCII without controls, and Unicode
+        # (an IDN host) without controls, format characters or the few printable invisibles.
+        return found
     for i, ch in enumerate(text):
         o = ord(ch)
         if o < 0x20 or 0x7F <= o <= 0x9F:
