@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
-from functools import cache
+from functools import cache, lru_cache
 from itertools import product
 from typing import Any, Protocol
 
@@ -415,6 +415,10 @@ def _alternatives(text: str) -> list[str]:
     return out
 
 
+# Bounded memo (thread-safe in CPython) of a pure function: the lookalike analysis asks for the
+# skeletons of a host, of its label and of each of its tokens, and tokens ("com", "login", the
+# label itself) recur within one host and across hosts; a non-ASCII one costs several ICU calls.
+@lru_cache(maxsize=8192)
 def skeletons(host: str) -> frozenset[str]:
     """Every skeleton of a host name (U-label form; a trailing dot is ignored).
 
