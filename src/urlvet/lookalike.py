@@ -43,7 +43,16 @@ from typing import Any
 
 from urlvet import confusables
 from urlvet.errors import InputError, PolicyError
-from urlvet.url import HostKind, InvalidURL, ParsedURL, parse, site_of, to_unicode
+from urlvet.url import (
+    MAX_DOMAIN_LENGTH,
+    HostKind,
+    InvalidURL,
+    ParsedURL,
+    first_parent_dot,
+    parse,
+    site_of,
+    to_unicode,
+)
 
 __all__ = [
     "DEFAULT_KEYWORDS",
@@ -441,6 +450,8 @@ class _Tables:
     """Label skeleton -> targets (combos found as a hyphen-separated word)."""
     brand_lengths: tuple[int, ...]
     max_skeleton_labels: int
+    max_fold_length: int = 0
+    """The longest key of by_fold_deletion: a longer query, or one of its deletions, finds none."""
 
 
 def _compile_tables(sites: Mapping[str, str], keywords: Iterable[str]) -> _Tables:
@@ -456,6 +467,7 @@ def _compile_tables(sites: Mapping[str, str], keywords: Iterable[str]) -> _Table
     # bucket is in domain order and free of duplicates.
     add_deletion = by_fold_deletion.setdefault
     max_labels = 2
+    max_fold = 0
     for domain in sorted(sites):
         t = _target_of(domain, sites[domain])
         for sk in t.skeletons:
@@ -466,6 +478,7 @@ def _compile_tables(sites: Mapping[str, str], keywords: Iterable[str]) -> _Table
         for f in t.label_folds:
             if len(f) < MIN_FOLD_MATCH_LENGTH:
                 continue
+            max_fold = max(max_fold, len(f))
             # The fold and its one-character deletions, without collecting them in a set first
             # (a set per domain was a third of compiling a long list): a key met twice for the
             # same target ("aab" less either "a") finds that target last in its bucket already.
@@ -501,6 +514,7 @@ def _compile_tables(sites: Mapping[str, str], keywords: Iterable[str]) -> _Table
         brands_token=brands_token,
         brand_lengths=tuple(sorted({len(k) for k in brands_substring})),
         max_skeleton_labels=max_labels,
+        max_fold_length=max_fold,
     )
 
 
@@ -603,8 +617,15 @@ class LookalikeIndex:
 
         ``extra`` is one more protected registrable domain for this question (the server's).
         """
-        # The host and its parents, longest first, as slices after each dot.
+        # The host and its parents, longest first, as slices after each dot; from the first
+        # one no longer than any listed domain (policy domains are at most MAX_DOMAIN_LENGTH).
         parent = host.rstrip(".").lower()
+        limit = max(MAX_DOMAIN_LENGTH, len(extra or ""))
+        if len(parent) > limit:
+            dot = first_parent_dot(parent, limit)
+            if dot < 0:
+                return None
+            parent = parent[dot + 1 :]
         dot = 0
         while dot >= 0:
             if parent in self._domains or parent == extra:
@@ -797,7 +818,14 @@ def _near_miss(
         if len(query) < MIN_FOLD_MATCH_LENGTH:
             continue
         targets: list[_Target] = []
-        keys = (query, *_deletions(query)) if len(query) >= MIN_EDIT_DISTANCE_LENGTH else (query,)
+        if len(query) > tables.max_fold_length + 1:
+            # Longer than any protected fold by two or more: no key can match, and the label's
+            # deletions (quadratic in its length) are not worth building.
+            keys: tuple[str, ...] = ()
+        elif len(query) >= MIN_EDIT_DISTANCE_LENGTH:
+            keys = (query, *_deletions(query))
+        else:
+            keys = (query,)
         for key in keys:
             bucket = by_fold_deletion.get(key)
             if bucket is None:

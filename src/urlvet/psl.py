@@ -31,6 +31,8 @@ class SuffixRules:
     """The part after ``!``."""
     private: frozenset[str]
     """Every rule (in the forms above) from the private section."""
+    max_labels: int = 0
+    """The most labels in any rule's stored form: no longer tail of a host can match one."""
 
 
 def snapshot_path() -> Path:
@@ -64,8 +66,13 @@ def parse_rules(text: str) -> SuffixRules:
                 normal.add(key)
             if is_private:
                 private.add(key)
+    max_labels = max((k.count(".") + 1 for k in normal | wildcard | exception), default=1)
     return SuffixRules(
-        frozenset(normal), frozenset(wildcard), frozenset(exception), frozenset(private)
+        frozenset(normal),
+        frozenset(wildcard),
+        frozenset(exception),
+        frozenset(private),
+        max_labels,
     )
 
 
@@ -85,6 +92,14 @@ def split(host: str) -> tuple[str, str, bool]:
     if not name:
         return "", "", False
     labels = name.split(".")
+    r = rules()
+    n = len(labels)
+    # A public suffix spans at most max_labels + 1 labels (a wildcard rule adds one) and the
+    # registrable domain one more: the labels before those cannot change the answer. Dropping
+    # them keeps a host of 100,000 labels linear instead of building every one of its tails.
+    skip = n - r.max_labels - 2
+    if skip > 0:
+        return split(".".join(labels[skip:]))
     # The host from each label on, in its own spelling ("a.b.c", "b.c", "c"): slices after each
     # dot, cheaper than joins (every parsed URL comes here).
     tails = [name]
@@ -97,8 +112,6 @@ def split(host: str) -> tuple[str, str, bool]:
         candidates = [".".join(decoded[i:]) for i in range(len(labels))]
     else:
         candidates = tails
-    r = rules()
-    n = len(labels)
     suffix_start = n  # index of the first label of the public suffix; n means none
     private = False
     for i, candidate in enumerate(candidates):

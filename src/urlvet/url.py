@@ -328,7 +328,27 @@ def normalize_domain(text: str) -> str:
         raise ValueError(f"{text!r} is not a valid domain name: {exc}") from None
     if url.host_kind is not HostKind.DOMAIN:
         raise ValueError(f"{text!r} is an IP address, not a domain name")
-    return url.host.rstrip(".")
+    host = url.host.rstrip(".")
+    if len(host) > MAX_DOMAIN_LENGTH:
+        raise ValueError(
+            f"{text[:40]!r}... is {len(host)} characters long in A-label form: a DNS name has "
+            f"at most {MAX_DOMAIN_LENGTH}"
+        )
+    return host
+
+
+MAX_DOMAIN_LENGTH = 253
+"""The longest DNS name (RFC 1035, without the trailing dot). Policy domains are held to it, so
+the walks over a host's parents start at the first parent this short: a browser accepts longer
+hosts, but none of their longer tails can equal a listed domain."""
+
+
+def first_parent_dot(name: str, limit: int = MAX_DOMAIN_LENGTH) -> int:
+    """The dot before the longest parent of ``name`` at most ``limit`` characters long (-1: none).
+
+    ``name[dot + 1:]`` is that parent; the walks then go on with ``name.find(".", dot + 1)``.
+    """
+    return name.find(".", max(0, len(name) - limit - 1))
 
 
 def _refusal_reason(raw: str) -> str:

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from urlvet.findings import Severity
 from urlvet.server import Server
-from urlvet.url import HostKind, ParsedURL
+from urlvet.url import MAX_DOMAIN_LENGTH, HostKind, ParsedURL, first_parent_dot
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 RuleKind = Literal["raw", "url", "dns", "message"]
@@ -197,10 +197,12 @@ def host_matches(host: str, domains: AbstractSet[str]) -> str | None:
         return None
     # The parents are the slices after each dot, tried longest first, without building them
     # all: several rules ask this for every URL.
+    # Listed domains are at most MAX_DOMAIN_LENGTH long, so a longer host starts at its first
+    # parent that short (linear, where every slice of a 100,000-label host would be quadratic).
     name = host.rstrip(".").lower()
-    if name in domains:
+    if len(name) <= MAX_DOMAIN_LENGTH and name in domains:
         return name
-    dot = name.find(".")
+    dot = first_parent_dot(name)
     while dot >= 0:
         parent = name[dot + 1 :]
         if parent in domains:
@@ -214,23 +216,11 @@ def shortest_parent_in(host: str, domains: AbstractSet[str]) -> str | None:
     if not domains:
         return None
     name = host.rstrip(".").lower()
+    lowest = len(name) - MAX_DOMAIN_LENGTH - 1  # no listed domain is longer
     dot = name.rfind(".")
-    while dot >= 0:
+    while dot >= 0 and dot >= lowest:
         parent = name[dot + 1 :]
         if parent in domains:
             return parent
         dot = name.rfind(".", 0, dot)
-    return name if name in domains else None
-
-
-def parent_domains(host: str) -> list[str]:
-    """``a.b.c`` -> ``["a.b.c", "b.c", "c"]``; for set lookups instead of scans."""
-    name = host.rstrip(".").lower()
-    # Slices after each dot rather than re-joining split labels: several rules call this for
-    # every URL.
-    out = [name]
-    dot = name.find(".")
-    while dot >= 0:
-        out.append(name[dot + 1 :])
-        dot = name.find(".", dot + 1)
-    return out
+    return name if len(name) <= MAX_DOMAIN_LENGTH and name in domains else None

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from urlvet.checks.base import DOMAIN_HOSTS, IP_HOSTS, CheckContext, Hit, host_matches, rule
 from urlvet.findings import Severity
 from urlvet.server import is_loopback_host
-from urlvet.url import HostKind, ParsedURL, site_of
+from urlvet.url import MAX_DOMAIN_LENGTH, HostKind, ParsedURL, first_parent_dot, site_of
 
 
 def trusted_third_party(url: ParsedURL, ctx: CheckContext) -> str | None:
@@ -19,8 +19,17 @@ def trusted_third_party(url: ParsedURL, ctx: CheckContext) -> str | None:
     host = url.host.rstrip(".").lower()
     # The host itself, then "*.parent" for each parent, longest first; walked with slices
     # rather than a list, as up to four rules ask for every URL.
-    key = host
-    dot = host.find(".")
+    # Entries are at most MAX_DOMAIN_LENGTH long: a longer host starts at its first parent
+    # that short ("*." + parent), which keeps a host of 100,000 labels linear.
+    dot = first_parent_dot(host)
+    if len(host) <= MAX_DOMAIN_LENGTH:
+        key = host
+        dot = host.find(".")
+    elif dot >= 0:
+        key = "*." + host[dot + 1 :]
+        dot = host.find(".", dot + 1)
+    else:
+        return None
     while True:
         prefixes = table.get(key)
         if prefixes is not None:
