@@ -764,6 +764,7 @@ class LookalikeIndex:
                     tables, label, label_skeletons, label_ascii, registrable, suffix, extra, brands
                 )
             )
+            matches.extend(_www_glued(tables, label_skeletons, extra, brands))
         matches.extend(_embedded(tables, host_unicode, label, suffix, extra, brands))
         if label is not None and suffix is not None:
             matches.extend(_combo(tables, label_skeletons, suffix, extra, brands))
@@ -798,6 +799,36 @@ def _other_suffix(
             {"suffix": suffix, "protected_suffix": target.suffix},
         )
     ]
+
+
+def _www_glued(
+    tables: _Tables, label_skeletons: frozenset[str], extra: _Target | None, brands: set[str]
+) -> list[LookalikeMatch]:
+    """``wwwpaypal.com``: a protected label behind a ``www`` whose dot went missing."""
+    out: list[LookalikeMatch] = []
+    for sk in sorted(label_skeletons):
+        for f in folds(sk):
+            # "www-paypal" is an embedding (a separator is there), reported as one later.
+            rest = f[3:]
+            if not f.startswith("www") or rest.startswith("-") or len(rest) < MIN_FOLD_MATCH_LENGTH:
+                continue
+            targets = [t for t in _each(tables.by_fold_deletion.get(rest)) if rest in t.label_folds]
+            if extra is not None and rest in extra.label_folds:
+                targets.append(extra)
+            for t in _sorted_tuple(targets):
+                if t.label in brands:
+                    continue
+                brands.add(t.label)
+                out.append(
+                    LookalikeMatch(
+                        MatchKind.NEAR_MISS,
+                        t.domain,
+                        "www-glued",
+                        None,
+                        {"compared": rest, "protected_compared": rest},
+                    )
+                )
+    return out
 
 
 def _near_miss(

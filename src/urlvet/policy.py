@@ -96,6 +96,7 @@ DEFAULT_TRUSTED_THIRD_PARTIES = (
     "x.com/i/oauth2",
     "www.linkedin.com/oauth",
     "slack.com/oauth",
+    "slack.com/openid",
     "discord.com/oauth2",
     "auth.atlassian.com",
     "login.salesforce.com",

@@ -131,6 +131,20 @@ def split(host: str) -> tuple[str, str, bool]:
     return tails[suffix_start - 1], tails[suffix_start], private
 
 
+@cache
+def _top_level_domains() -> frozenset[str]:
+    r = rules()
+    return frozenset(k.rsplit(".", 1)[-1] for k in r.normal | r.wildcard | r.exception)
+
+
+def is_known_tld(label: str) -> bool:
+    """Whether ``label`` (A-label or Unicode, any case) is a top-level domain on the list."""
+    name = label.lower()
+    if name.startswith("xn--"):
+        name = _decode(name)
+    return name in _top_level_domains()
+
+
 def _decode(label: str) -> str:
     if not label.startswith("xn--"):
         return label

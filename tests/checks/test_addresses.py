@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from corpora import OFFLINE
-from urlvet import Policy, Vetter
+from urlvet import Decision, Policy, Vetter
 from urlvet.checks.addresses import embedded_addresses, raw_host
 
 
@@ -289,7 +289,31 @@ def test_internal_suffixes_come_from_the_policy() -> None:
         Policy(dns={"enabled": False}, domains={"internal_suffixes": ["acme-internal.net"]})
     )
     assert "UV203" in codes("https://wiki.acme-internal.net/", vetter=vetter)
-    assert "UV203" not in codes("https://printer.local/", vetter=vetter)
+    # The list replaces the default one: home.arpa (under the real TLD .arpa) is no longer in it.
+    assert "UV203" not in codes("https://nas.home.arpa/", vetter=vetter)
+
+
+def test_a_name_under_a_top_level_domain_the_suffix_list_does_not_know_is_internal() -> None:
+    vetter = Vetter(
+        Policy(dns={"enabled": False}, domains={"internal_suffixes": ["acme-internal.net"]})
+    )
+    # .local is out of the policy's list, but still no public top-level domain.
+    verdict = vetter.vet("https://printer.local/", server="https://mcp.example.com/mcp")
+    (finding,) = [f for f in verdict.findings if f.code == "UV203"]
+    assert finding.evidence["reason"] == "unknown-tld"
+    assert verdict.decision is Decision.BLOCK
+    assert "UV203" in codes("https://kubernetes.default.svc/")
+    assert "UV203" in codes("https://my.router/")
+    # Reserved names that resolve nowhere are left to DNS; real TLDs are not internal.
+    for url in (
+        "https://evil.example/",
+        "https://a.test/",
+        "https://例え.テスト/",
+        "https://a.dev/",
+    ):
+        assert "UV203" not in codes(url), url
+    allowed = Vetter(Policy(dns={"enabled": False}, domains={"allowed": ["corp.lab"]}))
+    assert "UV203" not in codes("https://wiki.corp.lab/", vetter=allowed)
 
 
 # -- UV204 address-in-name: wildcard DNS services ---------------------------------------------

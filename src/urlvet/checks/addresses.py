@@ -10,6 +10,7 @@ import ipaddress
 import re
 from collections.abc import Iterator
 
+from urlvet import psl
 from urlvet.addresses import AddressClass, classify, in_networks
 from urlvet.checks.base import (
     DOMAIN_HOSTS,
@@ -160,17 +161,20 @@ def internal_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A host name that only resolves inside a private network.
 
     ## What it does
-    Flags single-label names (`intranet`, `router`) and names under internal-only suffixes
+    Flags single-label names (`intranet`, `router`), names under internal-only suffixes
     (`.local`, `.internal`, `.localdomain`, `.home.arpa`, `.lan`, `.corp`, `.intranet`,
-    `metadata.google.internal`...; the list is in the policy), unless the policy allows the
-    domain.
+    `metadata.google.internal`...; the list is in the policy), and names under a top-level
+    domain the Public Suffix List does not know (`.svc`, `.router`), unless the policy allows
+    the domain. The RFC 2606 names (`.example`, `.test`, `.invalid`) resolve nowhere and are
+    left to the DNS checks.
 
     ## Why is this bad?
     Such a name points at a machine on the user's own network, which a remote server has no
     business sending them to.
 
     ## Example
-    `https://router/`, `https://printer.local/`, `https://metadata.google.internal/`.
+    `https://router/`, `https://printer.local/`, `https://metadata.google.internal/`,
+    `https://kubernetes.default.svc/`.
     """
     if url is None or url.host_kind is not HostKind.DOMAIN:
         return
@@ -194,6 +198,38 @@ def internal_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
             f"The link points to {host!r}, {where} that only works inside a private network.",
             {"host": host, "suffix": suffix},
         )
+        return
+    tld = host.rsplit(".", 1)[1]
+    if tld not in _RESERVED_TLDS and not psl.is_known_tld(tld):
+        yield Hit(
+            f"The link points to {host!r}, under .{tld}, which is not a top-level domain of "
+            "the public Internet: such a name only works inside a private network (or with "
+            "a special resolver).",
+            {"host": host, "suffix": tld, "reason": "unknown-tld"},
+        )
+
+
+# Names reserved so that they resolve nowhere (DNS checks report that): they are not internal
+# names. RFC 2606's, and the eleven IDN test TLDs of 2007 (.テスト, .испытание, ...), since
+# taken out of the root.
+_RESERVED_TLDS = frozenset(
+    {
+        "example",
+        "test",
+        "invalid",
+        "xn--kgbechtv",
+        "xn--hgbk6aj7f53bba",
+        "xn--0zwm56d",
+        "xn--g6w251d",
+        "xn--80akhbyknj4f",
+        "xn--11b5bs3a9aj6g",
+        "xn--jxalpdlp",
+        "xn--9t4b11yi5a",
+        "xn--deba0ad",
+        "xn--zckzah",
+        "xn--hlcj6aya9esc7a",
+    }
+)
 
 
 # Lookarounds rather than consumed separators, so that neighbouring forms are all found

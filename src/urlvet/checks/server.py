@@ -138,7 +138,7 @@ def server_domain_embedded(url: ParsedURL | None, ctx: CheckContext) -> Iterator
         return
     tokens = _TOKEN_SPLIT.split(host)
     for name in sorted(names, key=lambda n: (-n.count("."), n)):
-        wanted = name.split(".")
+        wanted = _TOKEN_SPLIT.split(name)  # "acme-corp.com": acme, corp, com
         n = len(wanted)
         if any(tokens[i : i + n] == wanted for i in range(len(tokens) - n + 1)):
             yield Hit(

@@ -117,29 +117,88 @@ def credentials_in_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
 
 @rule("UV104", "userinfo-deception", Severity.HIGH, cwe=451)
 def userinfo_deception(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
-    """A URL whose userinfo looks like a host, to hide the real one.
+    """A URL written so that a person reads one host and the browser opens another.
 
     ## What it does
-    Flags URLs whose username or password contains a dot-separated name or an address,
-    so that the part a person reads first is not the site the browser opens.
+    Flags three disguises of the host:
+
+    - userinfo (before `@`) that contains a dot-separated name or an address;
+    - a backslash before an `@` in the authority: browsers end the host at the backslash,
+      while a reader (and other URL parsers, Python's `urllib` among them) takes the part
+      after the `@` for the host;
+    - a character that looks like `/` inside the host (fraction slash U+2044, division slash
+      U+2215, big solidus U+29F8, ...), so that the host reads as a site followed by a path.
 
     ## Why is this bad?
     `https://google.com@evil.example/` opens evil.example; a person reads google.com. This is
-    a classic phishing disguise.
+    a classic phishing disguise. `https://evil.example\\@example.com/` opens evil.example,
+    while people and lenient parsers see example.com. `https://google.com⁄evil.example/`
+    is one host under the site `com⁄evil.example`, which no person reads as such.
 
     ## Example
-    `https://accounts.google.com@evil.example/login`, `https://paypal.com:443@198.51.100.7/`.
+    `https://accounts.google.com@evil.example/login`, `https://paypal.com:443@198.51.100.7/`,
+    `https://evil.example\\@example.com/`, `https://accounts.google.com∕login.evil.example/`.
     """
-    if url is None or not url.has_userinfo:
+    if url is None:
         return
-    shown = unquote(url.username + (":" + url.password if url.password else ""))
-    head = shown.split(":", 1)[0]
-    if "." in head or "/" in shown or head.lower() in ("localhost",):
+    if url.has_userinfo:
+        shown = unquote(url.username + (":" + url.password if url.password else ""))
+        head = shown.split(":", 1)[0]
+        if "." in head or "/" in shown or head.lower() in ("localhost",):
+            yield Hit(
+                f"The link starts with {shown!r}, which looks like a site name, but the "
+                f"browser will open {url.host_for_display}.",
+                {"userinfo": shown, "real_host": url.host},
+            )
+            return
+    if url.host_kind is not HostKind.DOMAIN:
+        return
+    written = _written_authority(ctx.raw)
+    if written is not None and "\\" in written and "@" in written.split("\\", 1)[1]:
+        seen = written.rsplit("@", 1)[1]
         yield Hit(
-            f"The link starts with {shown!r}, which looks like a site name, but the "
-            f"browser will open {url.host_for_display}.",
-            {"userinfo": shown, "real_host": url.host},
+            f"The link is written as \u201c{_clip(written)}\u201d: it reads as "
+            f"\u201c{_clip(seen)}\u201d, but the browser ends the address at the backslash "
+            f"and opens {url.host_for_display}.",
+            {"written_as": written, "reads_as": seen, "real_host": url.host},
         )
+        return
+    slashes = sorted({c for c in url.host_unicode if c in _SLASH_LOOKALIKES})
+    if slashes:
+        c = slashes[0]
+        before = url.host_unicode.split(c, 1)[0]
+        yield Hit(
+            f"The address contains {c!r} ({unicodedata.name(c, 'a slash-like character')}), "
+            f"which looks like '/': it reads as {before!r} followed by a path, but the "
+            f"browser opens the site {url.registrable_domain or url.host_for_display}.",
+            {
+                "characters": [f"U+{ord(ch):04X}" for ch in slashes],
+                "reads_as": before,
+                "real_host": url.host,
+            },
+        )
+
+
+# Characters that survive the browser's host processing (UTS #46) and look like '/'. Fullwidth
+# and small solidus forms are not here: UTS #46 maps them to '/', which ends the host.
+_SLASH_LOOKALIKES = frozenset("\u2044\u2215\u29f8\u2571\u29f6\u1735\u27cb\u3033")
+
+
+def _clip(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[:limit] + "\u2026"
+
+
+def _written_authority(raw: str) -> str | None:
+    """The authority as written in ``raw`` (after ``//``, up to the first '/', '?' or '#')."""
+    start = raw.find("//")
+    if start < 0 or start > 64:
+        return None
+    end = len(raw)
+    for stop in "/?#":
+        k = raw.find(stop, start + 2)
+        if 0 <= k < end:
+            end = k
+    return raw[start + 2 : end][:2048]
 
 
 @rule("UV105", "overlong-url", Severity.HIGH, kind="raw", cwe=400)
