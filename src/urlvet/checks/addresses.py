@@ -199,6 +199,8 @@ def internal_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
             {"host": host, "suffix": suffix},
         )
         return
+    if url.registrable_domain:
+        return  # the suffix list knows its public suffix, so its top-level domain too
     tld = host.rsplit(".", 1)[1]
     if tld not in _RESERVED_TLDS and not psl.is_known_tld(tld):
         yield Hit(

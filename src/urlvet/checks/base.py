@@ -202,7 +202,7 @@ def host_matches(host: str, domains: AbstractSet[str]) -> str | None:
     name = host.rstrip(".").lower()
     if len(name) <= MAX_DOMAIN_LENGTH and name in domains:
         return name
-    dot = first_parent_dot(name)
+    dot = name.find(".") if len(name) <= MAX_DOMAIN_LENGTH else first_parent_dot(name)
     while dot >= 0:
         parent = name[dot + 1 :]
         if parent in domains:

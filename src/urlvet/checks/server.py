@@ -21,15 +21,15 @@ def trusted_third_party(url: ParsedURL, ctx: CheckContext) -> str | None:
     # rather than a list, as up to four rules ask for every URL.
     # Entries are at most MAX_DOMAIN_LENGTH long: a longer host starts at its first parent
     # that short ("*." + parent), which keeps a host of 100,000 labels linear.
-    dot = first_parent_dot(host)
     if len(host) <= MAX_DOMAIN_LENGTH:
         key = host
         dot = host.find(".")
-    elif dot >= 0:
+    else:
+        dot = first_parent_dot(host)
+        if dot < 0:
+            return None
         key = "*." + host[dot + 1 :]
         dot = host.find(".", dot + 1)
-    else:
-        return None
     while True:
         prefixes = table.get(key)
         if prefixes is not None:

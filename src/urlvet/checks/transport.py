@@ -153,7 +153,7 @@ def userinfo_deception(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
             return
     if url.host_kind is not HostKind.DOMAIN:
         return
-    written = _written_authority(ctx.raw)
+    written = _written_authority(ctx.raw) if "\\" in ctx.raw else None
     if written is not None and "\\" in written and "@" in written.split("\\", 1)[1]:
         seen = written.rsplit("@", 1)[1]
         yield Hit(
@@ -162,6 +162,8 @@ def userinfo_deception(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
             f"and opens {url.host_for_display}.",
             {"written_as": written, "reads_as": seen, "real_host": url.host},
         )
+        return
+    if url.host_unicode.isascii():
         return
     slashes = sorted({c for c in url.host_unicode if c in _SLASH_LOOKALIKES})
     if slashes:
