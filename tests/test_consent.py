@@ -178,6 +178,15 @@ def test_hidden_characters_in_the_message_are_made_visible() -> None:
     assert "\x1b[2J" not in s.to_text(colour=True)
 
 
+def test_the_count_of_hidden_characters_reads_as_english() -> None:
+    one = summary("https://docs.example.com/", "Open \u202egnp.exe")
+    three = summary("https://docs.example.com/", "Sign in \u202egnp.exe\u200b\x1b[2J")
+    for rendering in (one.to_text(), one.to_html()):
+        assert "1 hidden or direction-changing character is" in rendering
+    for rendering in (three.to_text(), three.to_html()):
+        assert "3 hidden or direction-changing characters are" in rendering
+
+
 def test_visible_marks_every_hidden_character() -> None:
     assert visible("a\u202eb\u2066c\ufeffd\x00") == "a⟨U+202E⟩b⟨U+2066⟩c⟨U+FEFF⟩d⟨U+0000⟩"
     assert visible("line\nline", keep_newlines=True) == "line\nline"

@@ -487,6 +487,13 @@ def _display_url(summary: ConsentSummary) -> list[tuple[str, str]]:
     return [p for p in pieces if p[1]]
 
 
+def _hidden_count(n: int) -> str:
+    """'1 hidden or direction-changing character is' / '3 ... characters are'."""
+    if n == 1:
+        return "1 hidden or direction-changing character is"
+    return f"{n} hidden or direction-changing characters are"
+
+
 def _display_message(summary: ConsentSummary) -> tuple[str, str | None]:
     """(shown message, note on what was cut) for display; the message is never a link."""
     text = summary.message_visible or ""
@@ -572,10 +579,7 @@ def _render_text(s: ConsentSummary, colour: bool) -> str:
         if note:
             lines.append(f"  {note}")
         if s.message_hidden_characters:
-            lines.append(
-                f"  ({s.message_hidden_characters} hidden or direction-changing characters "
-                "made visible as ⟨U+…⟩)"
-            )
+            lines.append(f"  ({_hidden_count(s.message_hidden_characters)} made visible as ⟨U+…⟩)")
     if s.warnings:
         lines.append("Warnings:")
         for w in s.warnings:
@@ -758,10 +762,7 @@ def _render_html(s: ConsentSummary) -> str:
         if note:
             extra.append(note)
         if s.message_hidden_characters:
-            extra.append(
-                f"{s.message_hidden_characters} hidden or direction-changing characters are "
-                "shown as ⟨U+…⟩"
-            )
+            extra.append(f"{_hidden_count(s.message_hidden_characters)} shown as ⟨U+…⟩")
         if extra:
             body.append(f'<p class="muted">{_h(" · ".join(extra))}</p>')
     if s.warnings:
