@@ -134,6 +134,11 @@ MIN_COMBO_BRAND_LENGTH = 5
 """A brand found anywhere inside a label; ``ebay-login`` style whole tokens need only 4."""
 MIN_COMBO_TOKEN_BRAND_LENGTH = 4
 
+MAX_BRAND_AND_WORD_OTHER = 2
+"""A protected brand as a whole word beside other words this short (``my-paypal``,
+``apple-id``) is a combo without a keyword; brands own many longer ones
+(``google-analytics``, ``paypal-community``). The server's own brand beside any word counts."""
+
 _TOKEN_SPLIT = re.compile(r"[.\-]+")
 _TOKEN = re.compile(r"[^.\-]+")
 
@@ -434,6 +439,8 @@ class _Tables:
 
     keywords: tuple[str, ...]
     """Skeletons of the combo-squatting keywords."""
+    keyword_words: dict[str, str]
+    """Skeleton of a keyword -> the keyword as written, for messages."""
     by_skeleton: _Buckets
     """Whole-domain skeleton -> targets (homoglyphs)."""
     by_label: _Buckets
@@ -505,6 +512,7 @@ def _compile_tables(sites: Mapping[str, str], keywords: Iterable[str]) -> _Table
                 _add(by_nosep, sk, t)
     return _Tables(
         keywords=tuple(dict.fromkeys(confusables.skeleton(k) for k in keywords)),
+        keyword_words={confusables.skeleton(k): k for k in reversed(tuple(keywords))},
         by_skeleton=by_skeleton,
         by_label=by_label,
         by_fold_deletion=by_fold_deletion,
@@ -767,7 +775,7 @@ class LookalikeIndex:
             matches.extend(_www_glued(tables, label_skeletons, extra, brands))
         matches.extend(_embedded(tables, host_unicode, label, suffix, extra, brands))
         if label is not None and suffix is not None:
-            matches.extend(_combo(tables, label_skeletons, suffix, extra, brands))
+            matches.extend(_combo(tables, label, label_skeletons, suffix, extra, brands))
 
         matches.sort(key=lambda m: (_KIND_ORDER[m.kind], m.target))
         return LookalikeReport(host=host, protected=None, matches=tuple(matches))
@@ -978,6 +986,7 @@ def _embedded(
 
 def _combo(
     tables: _Tables,
+    label: str,
     label_skeletons: frozenset[str],
     suffix: str,
     extra: _Target | None,
@@ -988,6 +997,7 @@ def _combo(
     for sk in sorted(label_skeletons):
         present = [k for k in keywords if k in sk]
         if not present:
+            out.extend(_brand_and_word(tables, label, sk, suffix, extra, brands))
             continue
         hits: list[tuple[int, str, tuple[_Target, ...]]] = []
         for length in tables.brand_lengths:
@@ -1008,9 +1018,15 @@ def _combo(
                 i = sk.find(bsk)
                 if i >= 0 and bsk != sk and len(bsk) >= MIN_COMBO_TOKEN_BRAND_LENGTH:
                     hits.append((i, bsk, (extra,)))
-        for start, brand, targets in hits:
+        taken: list[tuple[int, int]] = []
+        # Longest brand first: "microsoftonline-login" is one combo with microsoftonline, not a
+        # second one with the microsoft inside it.
+        for start, brand, targets in sorted(hits, key=lambda h: (-len(h[1]), h[0])):
             if brand in keywords:
                 continue  # login.gov is a brand, but "login" is what every combo contains
+            end = start + len(brand)
+            if any(a <= start and end <= b for a, b in taken):
+                continue
             target = _prefer_suffix(targets, suffix)
             if target.label in brands:
                 continue
@@ -1018,16 +1034,61 @@ def _combo(
             if keyword is None:
                 continue
             brands.add(target.label)
+            taken.append((start, end))
             out.append(
                 LookalikeMatch(
                     MatchKind.COMBO,
                     target.domain,
                     "brand-and-keyword",
                     None,
-                    {"brand": target.label, "keyword": keyword},
+                    {"brand": target.label, "keyword": tables.keyword_words.get(keyword, keyword)},
                 )
             )
     return out
+
+
+def _brand_and_word(
+    tables: _Tables, label: str, sk: str, suffix: str, extra: _Target | None, brands: set[str]
+) -> list[LookalikeMatch]:
+    """A whole hyphen-separated word that is a protected brand, beside any other word.
+
+    ``my-paypal``, ``paypal-eu``, ``apple-id``: no sign-in keyword, but the brand stands as a
+    word of its own beside a very short one. For the server's own brand any other word will
+    do (``acmecorp-files``): a server's users are the ones a lookalike of it targets. Brands of
+    five letters or more.
+    """
+    tokens = [t for t in sk.split("-") if t]
+    if len(tokens) < 2:
+        return []
+    written = [t for t in label.split("-") if t]
+    words = written if len(written) == len(tokens) else tokens
+    for i, token in enumerate(tokens):
+        if len(token) < MIN_COMBO_BRAND_LENGTH or token in tables.keywords:
+            continue
+        other = "-".join(words[:i] + words[i + 1 :])
+        targets: tuple[_Target, ...] | None = None
+        if extra is not None and token in extra.label_skeletons:
+            targets = (extra,)
+        elif len(other) <= MAX_BRAND_AND_WORD_OTHER:
+            hit = tables.brands_token.get(token)
+            if hit is not None:
+                targets = _each(hit)
+        if targets is None:
+            continue
+        target = _prefer_suffix(targets, suffix)
+        if target.label in brands:
+            continue
+        brands.add(target.label)
+        return [
+            LookalikeMatch(
+                MatchKind.COMBO,
+                target.domain,
+                "brand-and-word",
+                None,
+                {"brand": target.label, "keyword": other},
+            )
+        ]
+    return []
 
 
 def _keyword_beside(text: str, start: int, brand: str, keywords: list[str]) -> str | None:

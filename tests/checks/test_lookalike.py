@@ -325,6 +325,43 @@ def test_chromium_combo_squatting_table() -> None:
             assert combo[0].target == suggested, domain
 
 
+@pytest.mark.parametrize(
+    ("url", "server", "word"),
+    [
+        ("https://my-paypal.co.uk/", None, "my"),
+        ("https://apple-id.support/", None, "id"),
+        ("https://paypal-eu.com/", None, "eu"),
+        ("https://acmecorp-files.net/", "https://mcp.acmecorp.com/mcp", "files"),
+    ],
+)
+def test_a_brand_as_a_word_beside_a_short_one_is_a_combo(
+    url: str, server: str | None, word: str
+) -> None:
+    hits = run_rules(url, default_index(), server=server)
+    assert [h.evidence["keyword"] for h in hits.get("UV306", [])] == [word], hits
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://google-analytics.com/", "https://www.paypal-community.com/", "https://mypaypal.com/"],
+)
+def test_a_brand_beside_a_longer_ordinary_word_is_not_a_combo(url: str) -> None:
+    # Brands own many such names; without a sign-in keyword they are left alone.
+    assert "UV306" not in run_rules(url, default_index())
+
+
+def test_one_combo_per_brand_the_longest_and_keywords_as_written() -> None:
+    hits = run_rules("https://microsoftonline-login.com/", default_index())["UV306"]
+    assert [(h.evidence["brand"], h.evidence["keyword"]) for h in hits] == [
+        ("microsoftonline", "login")
+    ]
+    # Keywords are compared by skeleton ("mfa" is "rnfa") but reported as written.
+    assert (
+        run_rules("https://paypal-mfa.com/", default_index())["UV306"][0].evidence["keyword"]
+        == "mfa"
+    )
+
+
 # Chromium's punycode interstitial skips a one-letter name (τ.com), but it still shows that
 # name as punycode; urlvet's UV301 is about what to show, so it warns there too.
 STRICTER_PUNYCODE = {"https://τ.com", "https://test.τ.com", "https://τ.рф", "https://test.τ.рф"}

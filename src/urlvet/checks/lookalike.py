@@ -272,14 +272,18 @@ def combo_squatting(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     Flags a registrable domain that contains a protected brand (the name before the suffix of
     a protected domain, five letters or more, or four as a hyphen-separated word) together with
     a keyword such as login, secure, account, verify, support, wallet or billing, compared by
-    skeleton.
+    skeleton. A brand standing as a whole hyphen-separated word beside a word of one or two
+    letters (`my-paypal`, `apple-id`) counts without a keyword, and so does the server's own
+    brand beside any word (`acmecorp-files.net` for a server on acmecorp.com). Brands own
+    many hyphenated names with longer words (`google-analytics.com`): those need a keyword.
 
     ## Why is this bad?
     `paypal-secure.com` and `github-login.com` sound official but belong to whoever registered
     them; brands rarely use such names, phishing kits use them constantly.
 
     ## Example
-    `https://paypal-secure.com/`, `https://github-login.com/`, `https://secureamazonlogin.net/`.
+    `https://paypal-secure.com/`, `https://github-login.com/`, `https://secureamazonlogin.net/`,
+    `https://my-paypal.co.uk/`.
     """
     report = _report(url, ctx)
     if report is None or url is None or not report.matches:
