@@ -773,6 +773,7 @@ class LookalikeIndex:
                 )
             )
             matches.extend(_www_glued(tables, label_skeletons, extra, brands))
+            matches.extend(_split_by_dots(tables, host_unicode.lower(), suffix, extra, brands))
         matches.extend(_embedded(tables, host_unicode, label, suffix, extra, brands))
         if label is not None and suffix is not None:
             matches.extend(_combo(tables, label, label_skeletons, suffix, extra, brands))
@@ -836,6 +837,52 @@ def _www_glued(
                         {"compared": rest, "protected_compared": rest},
                     )
                 )
+    return out
+
+
+MAX_SPLIT_PIECES = 4
+"""``pa.yp.al.com``: a protected label cut by dots into at most this many pieces."""
+
+
+def _split_by_dots(
+    tables: _Tables, host_unicode: str, suffix: str, extra: _Target | None, brands: set[str]
+) -> list[LookalikeMatch]:
+    """``pay.pal.com``, ``goo.gle.com``: a protected label cut into labels by inserted dots.
+
+    The last labels before the suffix, joined, equal a protected label once folded.
+    """
+    labels = host_unicode.split(".")
+    before = labels[: len(labels) - suffix.count(".") - 1]
+    out: list[LookalikeMatch] = []
+    for k in range(2, min(MAX_SPLIT_PIECES, len(before)) + 1):
+        pieces = before[-k:]
+        if not all(pieces):
+            break
+        joined = "".join(pieces)
+        if len(joined) < MIN_EDIT_DISTANCE_LENGTH:
+            continue
+        for sk in sorted(confusables.skeletons(joined)):
+            for f in folds(sk):
+                targets = [t for t in _each(tables.by_fold_deletion.get(f)) if f in t.label_folds]
+                if extra is not None and f in extra.label_folds:
+                    targets.append(extra)
+                by_label: dict[str, list[_Target]] = {}
+                for t in _sorted_tuple(targets):
+                    by_label.setdefault(t.label, []).append(t)
+                for brand, same in by_label.items():
+                    if brand in brands:
+                        continue
+                    brands.add(brand)
+                    t = _prefer_suffix(tuple(same), suffix)
+                    out.append(
+                        LookalikeMatch(
+                            MatchKind.NEAR_MISS,
+                            t.domain,
+                            "split-by-dots",
+                            None if t.suffix == suffix else "different-suffix",
+                            {"compared": ".".join(pieces), "protected_compared": f},
+                        )
+                    )
     return out
 
 

@@ -326,6 +326,29 @@ def test_chromium_combo_squatting_table() -> None:
 
 
 @pytest.mark.parametrize(
+    ("url", "target", "severity"),
+    [
+        ("https://pay.pal.com/", "paypal.com", Severity.HIGH),
+        ("https://www.goo.gle.com/", "google.com", Severity.HIGH),
+        ("https://pa.yp.al.com/login", "paypal.com", Severity.HIGH),
+        ("https://pay.pal.net/", "paypal.com", Severity.MEDIUM),  # the suffix differs too
+    ],
+)
+def test_a_protected_name_cut_by_dots_is_a_near_miss(
+    url: str, target: str, severity: Severity
+) -> None:
+    hits = run_rules(url, default_index())["UV303"]
+    split = [h for h in hits if h.evidence.get("technique") == "split-by-dots"]
+    assert [h.evidence["protected_domain"] for h in split] == [target], hits
+    assert severity_of("UV303", split[0]) is severity
+
+
+def test_a_protected_site_with_dotted_subdomains_is_not_cut() -> None:
+    for url in ("https://goo.gle/", "https://docs.google.com/", "https://a.b.paypal.com/"):
+        assert "UV303" not in run_rules(url, default_index()), url
+
+
+@pytest.mark.parametrize(
     ("url", "server", "word"),
     [
         ("https://my-paypal.co.uk/", None, "my"),
@@ -386,6 +409,7 @@ ASSERTED_FUZZERS = {
     "omission": 0.95,
     "repetition": 0.95,
     "replacement": 0.95,
+    "subdomain": 0.95,  # pay.pal.com: a label cut by dots
     "transposition": 0.95,
     "vowel-swap": 0.95,
 }

@@ -158,6 +158,8 @@ _EDIT_TEXT = {
     "one-insertion": "adds one letter",
     "one-deletion": "drops one letter",
     "adjacent-swap": "swaps two neighbouring letters",
+    "www-glued": "runs www into the name, where a dot should be",
+    "split-by-dots": "cuts the name into pieces with dots, which the eye reads past",
 }
 
 
@@ -171,7 +173,8 @@ def near_miss_of_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> I
     Compares the label before the public suffix (`paypal` in `paypal.com`) with the protected
     labels after folding characters that squatters swap (0/o, 1/l/i, rn/m, vv/w, cl/d, q/g):
     equal once folded, or one substitution, insertion, deletion or swap of neighbouring letters
-    apart. Matches that browsers discard as likely false positives (only trailing digits differ,
+    apart; or the name cut by inserted dots (`pay.pal.com`, `goo.gle.com`). Matches that
+    browsers discard as likely false positives (only trailing digits differ,
     only the first letter, an added hyphen, or the suffix differs as well) are reported at medium
     severity instead of being dropped.
 
