@@ -854,6 +854,9 @@ def _split_by_dots(
     labels = host_unicode.split(".")
     before = labels[: len(labels) - suffix.count(".") - 1]
     out: list[LookalikeMatch] = []
+    longest = tables.max_fold_length
+    if extra is not None:
+        longest = max([longest, *(len(f) for f in extra.label_folds)])
     for k in range(2, min(MAX_SPLIT_PIECES, len(before)) + 1):
         pieces = before[-k:]
         if not all(pieces):
@@ -861,28 +864,40 @@ def _split_by_dots(
         joined = "".join(pieces)
         if len(joined) < MIN_EDIT_DISTANCE_LENGTH:
             continue
-        for sk in sorted(confusables.skeletons(joined)):
-            for f in folds(sk):
-                targets = [t for t in _each(tables.by_fold_deletion.get(f)) if f in t.label_folds]
-                if extra is not None and f in extra.label_folds:
-                    targets.append(extra)
-                by_label: dict[str, list[_Target]] = {}
-                for t in _sorted_tuple(targets):
-                    by_label.setdefault(t.label, []).append(t)
-                for brand, same in by_label.items():
-                    if brand in brands:
-                        continue
-                    brands.add(brand)
-                    t = _prefer_suffix(tuple(same), suffix)
-                    out.append(
-                        LookalikeMatch(
-                            MatchKind.NEAR_MISS,
-                            t.domain,
-                            "split-by-dots",
-                            None if t.suffix == suffix else "different-suffix",
-                            {"compared": ".".join(pieces), "protected_compared": f},
-                        )
+        if joined.isascii():
+            # Not through the skeleton cache: joined names rarely recur and would evict labels.
+            joined_skeletons: Iterable[str] = (confusables.skeleton(joined.lower()),)
+        else:
+            joined_skeletons = sorted(confusables.skeletons(joined))
+        for sk in joined_skeletons:
+            # The heavy fold folds the light one further: equal light folds are equal heavy.
+            f = fold(sk)
+            if len(f) > longest:
+                continue
+            hit = tables.by_fold_deletion.get(f)
+            own = extra is not None and f in extra.label_folds
+            if hit is None and not own:
+                continue
+            targets = [t for t in _each(hit) if f in t.label_folds]
+            if own and extra is not None:
+                targets.append(extra)
+            by_label: dict[str, list[_Target]] = {}
+            for t in _sorted_tuple(targets):
+                by_label.setdefault(t.label, []).append(t)
+            for brand, same in by_label.items():
+                if brand in brands:
+                    continue
+                brands.add(brand)
+                t = _prefer_suffix(tuple(same), suffix)
+                out.append(
+                    LookalikeMatch(
+                        MatchKind.NEAR_MISS,
+                        t.domain,
+                        "split-by-dots",
+                        None if t.suffix == suffix else "different-suffix",
+                        {"compared": ".".join(pieces), "protected_compared": f},
                     )
+                )
     return out
 
 
