@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from urlvet.checks.addresses import NEVER_RESOLVED_TLDS
 from urlvet.checks.base import CheckContext, Hit, Rule
 from urlvet.findings import Decision, Finding, Severity, Verdict
 from urlvet.policy import CompiledPolicy, Policy
@@ -163,6 +164,8 @@ class Vetter:
             return False
         if is_loopback_host(url):
             return False
+        if url.host.rstrip(".").rsplit(".", 1)[-1].lower() in NEVER_RESOLVED_TLDS:
+            return False  # RFC 7686: .onion names are never sent to DNS
         # Already blocked offline: a lookup would add latency and tell the domain's DNS
         # operator about the user for nothing.
         block_at = self._compiled.block_at

@@ -413,3 +413,29 @@ def test_local_use_nat64_is_named_by_its_block() -> None:
     (finding,) = [f for f in verdict.findings if f.code == "UV201"]
     assert finding.evidence["category"] == "nat64-local"
     assert "hidden inside" not in finding.message
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://duckduckgogg42xjoc72x3sjasowoarfbgcmvfimaftt6twagswzczad.onion/",
+        "https://login.example.ONION./",
+    ],
+)
+def test_an_onion_service_is_a_warning(url: str) -> None:
+    v = OFFLINE.vet(url)
+    assert v.decision is Decision.WARN
+    assert "UV209" in v.codes
+
+
+@pytest.mark.parametrize(
+    "url", ["https://onion.example.com/", "https://www.torproject.org/", "https://x.onion.to/"]
+)
+def test_onion_elsewhere_in_a_name_is_not_an_onion_service(url: str) -> None:
+    assert "UV209" not in OFFLINE.vet(url).codes
+
+
+def test_a_policy_can_allow_a_known_onion_mirror() -> None:
+    onion = "duckduckgogg42xjoc72x3sjasowoarfbgcmvfimaftt6twagswzczad.onion"
+    vetter = Vetter(Policy(dns={"enabled": False}, domains={"allowed": [onion]}))
+    assert "UV209" not in vetter.vet(f"https://{onion}/").codes

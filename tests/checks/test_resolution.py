@@ -239,3 +239,20 @@ def test_rules_never_raise_on_odd_resolutions() -> None:
         for rule in defined_rules().values():
             if rule.kind == "dns":
                 list(rule.check(None, ctx))
+
+
+def test_onion_names_are_never_sent_to_dns(nsd: tuple[str, int]) -> None:
+    # RFC 7686: a resolver must not be asked about .onion. The relay counts what reaches NSD.
+    from urlvet import Policy, Vetter
+
+    with CountingRelay(nsd) as relay:
+        host, port = relay.address
+        vetter = Vetter(Policy(dns={"nameservers": [f"{host}:{port}"]}))
+        onion = vetter.vet(
+            "https://duckduckgogg42xjoc72x3sjasowoarfbgcmvfimaftt6twagswzczad.onion/"
+        )
+        assert "UV209" in onion.codes
+        assert not [c for c in onion.codes if c.startswith("UV22")]
+        assert relay.total() == 0
+        vetter.vet(f"https://public.{Z}/")  # the control: an ordinary name is asked
+        assert relay.total() == 2

@@ -264,6 +264,39 @@ def embedded_addresses(label_part: str) -> list[ipaddress.IPv4Address | ipaddres
     return found
 
 
+# Special-use names the public DNS must never be asked about (RFC 7686 for .onion) and which
+# an ordinary browser cannot open. The engine never resolves them.
+NEVER_RESOLVED_TLDS = frozenset({"onion"})
+
+
+@rule("UV209", "onion-service", Severity.MEDIUM, hosts=DOMAIN_HOSTS)
+def onion_service(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A Tor onion service (`.onion`).
+
+    ## What it does
+    Flags hosts under `.onion`, the special-use top-level domain of Tor onion services
+    (RFC 7686). urlvet never sends such a name to DNS, as the RFC requires.
+
+    ## Why is this bad?
+    An ordinary browser cannot open an onion address, and nothing about the name says who runs
+    the service: it is a request to switch to Tor and trust an anonymous site, which an MCP
+    server should rarely need. It is a warning, since some services do offer an onion mirror.
+
+    ## Example
+    `https://duckduckgogg42xjoc72x3sjasowoarfbgcmvfimaftt6twagswzczad.onion/`.
+    """
+    if url is None or url.host_kind is not HostKind.DOMAIN:
+        return
+    host = url.host.rstrip(".").lower()
+    tld = host.rsplit(".", 1)[-1]
+    if tld in NEVER_RESOLVED_TLDS and not host_matches(host, ctx.settings.allowed_domains):
+        yield Hit(
+            f"The link points to {host!r}, a Tor onion service: an ordinary browser cannot "
+            "open it, and who runs it cannot be known from the name.",
+            {"host": host, "suffix": tld},
+        )
+
+
 @rule("UV204", "address-in-name", Severity.CRITICAL, cwe=918, hosts=DOMAIN_HOSTS)
 def address_in_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A name under a wildcard-DNS service that resolves to an address written in the name.
