@@ -280,14 +280,14 @@ def test_timeout_is_cached_only_briefly() -> None:
     try:
         resolver = Resolver([hole.address], timeout=0.2)
         assert resolver.resolve(f"public.{Z}").status == "timeout"
-        sent = hole.received()
-        t0 = time.monotonic()
+        assert hole.received() > 0
         assert resolver.resolve(f"public.{Z}").status == "timeout"
-        assert time.monotonic() - t0 < 0.05
-        assert hole.received() == 0
+        assert hole.received() == 0  # answered from the cache: nothing sent
         time.sleep(FAILURE_TTL)
         assert resolver.resolve(f"public.{Z}").status == "timeout"
-        assert hole.received() == sent
+        # Asked again once the failure expired. (How many datagrams a timed-out lookup sends
+        # depends on where its resends fall before the deadline, so only "some" is asserted.)
+        assert hole.received() > 0
     finally:
         hole.close()
 
