@@ -9,7 +9,7 @@ from urlvet import InputError, Policy, Server, Vetter
 from urlvet.server import as_server
 
 REMOTE = "https://mcp.example.com/mcp"
-SERVER_RULES = {"UV401", "UV402", "UV403", "UV404", "UV405"}
+SERVER_RULES = {"UV401", "UV402", "UV403", "UV404", "UV405", "UV406"}
 
 
 def codes(url: str, server: Server | str | None = REMOTE, vetter: Vetter = OFFLINE) -> set[str]:
@@ -222,3 +222,64 @@ def test_bad_server_is_an_input_error(text: str) -> None:
         OFFLINE.vet("https://example.com/", text)
     with pytest.raises(InputError):
         Server(url=text)
+
+
+# -- UV406 sign-in-redirect-off-site ---------------------------------------------------------
+
+MS_AUTHORIZE = "https://login.microsoftonline.com/common/oauth2/v2.0/authorize?client_id=abc&"
+
+
+@pytest.mark.parametrize(
+    ("query", "server", "fires"),
+    [
+        ("redirect_uri=https%3A%2F%2Fevil.example%2Fcb", REMOTE, True),
+        ("redirect_uri=https://attacker.net/cb&scope=openid", REMOTE, True),
+        ("redirect%5Furi=https://attacker.net/cb", REMOTE, True),  # the name decoded too
+        ("redirect_uri=https://mcp.example.com/x&redirect_uri=https://attacker.net/", REMOTE, True),
+        ("redirect_uri=https%3A%2F%2Fmcp.example.com%2Foauth%2Fcallback", REMOTE, False),
+        ("redirect_uri=https://api.example.com/cb", REMOTE, False),  # the server's site
+        ("redirect_uri=http://127.0.0.1:33418/callback", REMOTE, False),  # a local client
+        ("redirect_uri=http://[::1]:8080/cb", REMOTE, False),
+        ("redirect_uri=com.example.app:/oauth2redirect", REMOTE, False),  # a native app
+        ("redirect_uri=/relative/cb", REMOTE, False),  # not absolute: the provider refuses it
+        ("redirect_uri=https://attacker.net/cb", "stdio", False),  # no site to compare
+        ("redirect_uri=https://attacker.net/cb", None, False),
+        ("state=redirect_uri%3Dhttps://attacker.net/", REMOTE, False),  # only the parameter
+    ],
+)
+def test_sign_in_redirect_off_site(query: str, server: str | None, fires: bool) -> None:
+    assert ("UV406" in codes(MS_AUTHORIZE + query, server)) is fires
+
+
+def test_sign_in_redirect_off_site_warns_on_a_trusted_provider() -> None:
+    v = OFFLINE.vet(MS_AUTHORIZE + "redirect_uri=https://attacker.net/cb", REMOTE)
+    assert v.decision.value == "warn"
+    (hit,) = [f for f in v.findings if f.code == "UV406"]
+    assert hit.evidence["redirect_site"] == "attacker.net"
+    assert hit.evidence["server_site"] == "example.com"
+    assert "attacker.net" in hit.message
+
+
+def test_the_servers_own_sign_in_may_redirect_anywhere() -> None:
+    # The server's own authorization page: where it sends its own grant is its own affair.
+    url = "https://auth.example.com/authorize?redirect_uri=https://client.example.net/cb"
+    assert "UV406" not in codes(url)
+
+
+def test_a_redirect_to_a_domain_the_policy_expects_from_the_server_is_fine() -> None:
+    vetter = Vetter(
+        Policy(
+            dns={"enabled": False},
+            servers={"crm": {"domains": ["crm-example.net", "login.microsoftonline.com"]}},
+        )
+    )
+    server = Server(name="crm", url=REMOTE)
+    ok = MS_AUTHORIZE + "redirect_uri=https://app.crm-example.net/cb"
+    assert "UV406" not in codes(ok, server, vetter)
+    assert "UV406" in codes(MS_AUTHORIZE + "redirect_uri=https://attacker.net/", server, vetter)
+
+
+def test_a_huge_redirect_uri_is_shown_cut() -> None:
+    v = OFFLINE.vet(MS_AUTHORIZE + "redirect_uri=https://attacker.net/" + "a" * 5000, REMOTE)
+    (hit,) = [f for f in v.findings if f.code == "UV406"]
+    assert len(hit.evidence["redirect_uri"]) < 400

@@ -8,7 +8,15 @@ from collections.abc import Iterator
 from urlvet.checks.base import DOMAIN_HOSTS, IP_HOSTS, CheckContext, Hit, host_matches, rule
 from urlvet.findings import Severity
 from urlvet.server import is_loopback_host
-from urlvet.url import MAX_DOMAIN_LENGTH, HostKind, ParsedURL, first_parent_dot, site_of
+from urlvet.url import (
+    MAX_DOMAIN_LENGTH,
+    HostKind,
+    InvalidURL,
+    ParsedURL,
+    first_parent_dot,
+    parse,
+    site_of,
+)
 
 
 def trusted_third_party(url: ParsedURL, ctx: CheckContext) -> str | None:
@@ -255,3 +263,91 @@ def unexpected_domain_for_server(url: ParsedURL | None, ctx: CheckContext) -> It
         f"but this link goes to {url.host_for_display}.",
         {"expected": sorted(expected), "host": url.host},
     )
+
+
+_PERCENT = re.compile(rb"%([0-9A-Fa-f]{2})")
+_MAX_REDIRECT_SHOWN = 300
+
+
+def _form_decode(text: str) -> str:
+    """application/x-www-form-urlencoded decoding (URL Standard): '+' is a space, then
+    percent-decoding of the UTF-8 bytes, invalid sequences replaced."""
+    raw = text.replace("+", " ").encode("utf-8", "surrogatepass")
+    if b"%" in raw:
+        raw = _PERCENT.sub(lambda m: bytes((int(m.group(1), 16),)), raw)
+    return raw.decode("utf-8", "replace")
+
+
+def query_values(search: str, name: str) -> list[str]:
+    """The values of every ``name`` parameter of a query (with or without its '?'), parsed as
+    a server parses a form-encoded query: names are decoded too, so ``redirect%5Furi``
+    counts."""
+    if not search or (name not in search and "%" not in search):
+        return []
+    out = []
+    for part in search.removeprefix("?").split("&"):
+        key, _, value = part.partition("=")
+        if key == name or ("%" in key and _form_decode(key) == name):
+            out.append(_form_decode(value))
+    return out
+
+
+@rule(
+    "UV406",
+    "sign-in-redirect-off-site",
+    Severity.MEDIUM,
+    cwe=601,
+    hosts=DOMAIN_HOSTS,
+    needs_server=True,
+)
+def sign_in_redirect_off_site(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A sign-in on another site whose grant comes back to neither the server nor this computer.
+
+    ## What it does
+    For a URL on a site other than the remote server's (an identity provider's authorization
+    page, typically), reads its OAuth `redirect_uri` parameters and flags one that leads to a
+    site that is neither the server's own, nor one the policy expects from the server, nor a
+    loopback address (a local client's callback).
+
+    ## Why is this bad?
+    After the user signs in, the provider sends the grant (an authorization code or a token
+    for the user's account there) to the `redirect_uri`. A trusted provider's page with a
+    redirect elsewhere is consent phishing: the sign-in is real, and the access it grants
+    goes to whoever registered that redirect, not to the server the user is working with.
+
+    ## Example
+    Server `https://mcp.example.com/mcp` asking to open
+    `https://login.microsoftonline.com/common/oauth2/v2.0/authorize?client_id=...&redirect_uri=https%3A%2F%2Fevil.example%2Fcb`.
+    """
+    server = ctx.server
+    if url is None or server is None or server.parsed is None or server.is_local:
+        return
+    if not url.search:
+        return
+    ours = _site(server.parsed)
+    if _site(url) == ours:
+        return  # the server's own sign-in: where it sends its own grant is its own affair
+    expected = _expected_domains(ctx)
+    for value in query_values(url.search, "redirect_uri"):
+        try:
+            target = parse(value)
+        except InvalidURL:
+            continue  # not an absolute URL: the provider refuses it
+        if target.scheme not in ("http", "https") or is_loopback_host(target):
+            continue
+        if _site(target) == ours:
+            continue
+        if (
+            expected is not None
+            and target.host_kind is HostKind.DOMAIN
+            and host_matches(target.host, expected)
+        ):
+            continue
+        shown = value if len(value) <= _MAX_REDIRECT_SHOWN else value[:_MAX_REDIRECT_SHOWN] + "…"
+        yield Hit(
+            f"After you sign in at {url.host_for_display}, it sends you, and the access you "
+            f"grant, to {target.host_for_display}, which is not the site of the server that "
+            f"asked ({server.parsed.host_for_display}).",
+            {"redirect_uri": shown, "redirect_site": _site(target), "server_site": ours},
+        )
+        return
