@@ -14,6 +14,7 @@ nothing is written to disk.
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
@@ -366,3 +367,39 @@ def _refusal_reason(raw: str) -> str:
     if any(0xD800 <= ord(c) <= 0xDFFF for c in raw):
         return "the URL contains an unpaired surrogate (invalid Unicode)"
     return "a browser would refuse this URL (invalid host, port or syntax)"
+
+
+_PERCENT = re.compile(rb"%([0-9A-Fa-f]{2})")
+
+
+def form_decode(text: str) -> str:
+    """application/x-www-form-urlencoded decoding (URL Standard): '+' is a space, then
+    percent-decoding of the UTF-8 bytes, invalid sequences replaced."""
+    raw = text.replace("+", " ").encode("utf-8", "surrogatepass")
+    if b"%" in raw:
+        raw = _PERCENT.sub(lambda m: bytes((int(m.group(1), 16),)), raw)
+    return raw.decode("utf-8", "replace")
+
+
+def query_params(search: str) -> list[tuple[str, str]]:
+    """The name/value pairs of a query (with or without its '?'), decoded as a server
+    decodes a form-encoded query."""
+    out = []
+    for part in search.removeprefix("?").split("&"):
+        if part:
+            key, _, value = part.partition("=")
+            out.append((form_decode(key), form_decode(value)))
+    return out
+
+
+def query_values(search: str, name: str) -> list[str]:
+    """The values of every ``name`` parameter of a query; names are decoded too, so
+    ``redirect%5Furi`` counts as ``redirect_uri``."""
+    if not search or (name not in search and "%" not in search):
+        return []
+    out = []
+    for part in search.removeprefix("?").split("&"):
+        key, _, value = part.partition("=")
+        if key == name or ("%" in key and form_decode(key) == name):
+            out.append(form_decode(value))
+    return out

@@ -439,3 +439,45 @@ def test_a_policy_can_allow_a_known_onion_mirror() -> None:
     onion = "duckduckgogg42xjoc72x3sjasowoarfbgcmvfimaftt6twagswzczad.onion"
     vetter = Vetter(Policy(dns={"enabled": False}, domains={"allowed": [onion]}))
     assert "UV209" not in vetter.vet(f"https://{onion}/").codes
+
+
+@pytest.mark.parametrize(
+    ("url", "server", "fires"),
+    [
+        ("https://www.example.com/out?next=http%3A%2F%2F192.168.1.1%2Fadmin", None, True),
+        ("https://www.example.com/?u=http://0x7f.1/", None, True),  # any spelling
+        ("https://www.example.com/?u=HTTP://[::ffff:a9fe:a9fe]/latest", None, True),
+        ("https://www.example.com/?u=http://printer.local/", None, True),
+        ("https://www.example.com/?u=http://intranet/", None, True),
+        ("https://www.example.com/?u=http%3A%2F%2Flocalhost%3A8080%2F", None, True),
+        ("https://www.example.com/?u=https://www.google.com/", None, False),
+        ("https://www.example.com/?u=http://8.8.8.8/", None, False),  # public
+        ("https://www.example.com/?text=see+http://localhost+for+more", None, False),
+        ("https://www.example.com/?u=javascript://localhost/%0aalert(1)", None, False),
+        # An app's own sign-in callback (RFC 8252), from any server; any loopback page
+        # for a local server.
+        (
+            "https://accounts.google.com/o/oauth2/v2/auth?redirect_uri=http://127.0.0.1:8/cb",
+            None,
+            False,
+        ),
+        (
+            "https://accounts.google.com/o/oauth2/v2/auth?redirect_uri=http://10.0.0.5/cb",
+            None,
+            True,
+        ),
+        ("https://www.example.com/?next=http://localhost:3000/", "stdio", False),
+        ("https://www.example.com/?next=http://localhost:3000/", "https://mcp.example.com/", True),
+    ],
+)
+def test_an_internal_url_in_a_parameter_is_a_warning(
+    url: str, server: str | None, fires: bool
+) -> None:
+    v = OFFLINE.vet(url, server)
+    assert ("UV210" in v.codes) is fires, v.codes
+
+
+def test_an_allowed_network_in_a_parameter_is_not_reported() -> None:
+    vetter = Vetter(Policy(dns={"enabled": False}, networks={"allowed": ["10.20.0.0/16"]}))
+    assert "UV210" not in vetter.vet("https://www.example.com/?u=http://10.20.1.2/").codes
+    assert "UV210" in vetter.vet("https://www.example.com/?u=http://10.30.1.2/").codes

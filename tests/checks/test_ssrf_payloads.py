@@ -108,3 +108,20 @@ def test_block_rate() -> None:
     assert len(by_target) == len(decidable) == 148  # 100 % of IP literals and special names
     # As given (http:// included), everything but the three https redirect links blocks.
     assert len(blocked) == 153
+
+
+# Of the redirect-only payloads, those that carry the internal target as a query parameter
+# are warned about (UV210): the redirect itself stays invisible, the parameter does not.
+PARAMETER_CARRIED = {
+    "https://307.r3dir.me/--to/?url=http://localhost",
+    "https://help.redacted.com/plugins/servlet/oauth/users/icon-uri?consumerUri="
+    "http://169.254.169.254/metadata/v1/maintenance",
+}
+
+
+@pytest.mark.parametrize("payload", sorted(REDIRECT_ONLY))
+def test_redirect_payloads_warn_when_the_target_is_a_parameter(payload: str) -> None:
+    verdict = OFFLINE.vet(_https(payload))
+    assert ("UV210" in verdict.codes) is (payload in PARAMETER_CARRIED), verdict.codes
+    if payload in PARAMETER_CARRIED:
+        assert verdict.decision.value == "warn"

@@ -23,7 +23,7 @@ from urlvet.checks.base import (
 )
 from urlvet.findings import Severity
 from urlvet.server import is_loopback_host
-from urlvet.url import HostKind, ParsedURL
+from urlvet.url import HostKind, InvalidURL, ParsedURL, parse, query_params
 
 _ROUTE_LABELS = {
     "loopback": "this computer (loopback)",
@@ -295,6 +295,77 @@ def onion_service(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
             "open it, and who runs it cannot be known from the name.",
             {"host": host, "suffix": tld},
         )
+
+
+_MAX_PARAMETER_SHOWN = 300
+
+
+def _internal_target(target: ParsedURL, ctx: CheckContext) -> str | None:
+    """What makes ``target`` a place inside the user's network, or None."""
+    if target.ip is not None:
+        cls = classify(target.ip)
+        if cls.globally_reachable or in_any(target.ip, ctx.settings.allowed_networks):
+            return None
+        return f"an IP address in {describe(cls)}"
+    if target.host_kind is not HostKind.DOMAIN:
+        return None
+    host = target.host.rstrip(".").lower()
+    if host_matches(host, ctx.settings.allowed_domains):
+        return None
+    if host == "localhost" or host.endswith(".localhost"):
+        return "this computer"
+    if "." not in host or host_matches(host, ctx.settings.internal_suffixes):
+        return "a name that only works inside a private network"
+    return None
+
+
+@rule("UV210", "internal-target-in-parameter", Severity.MEDIUM, cwe=601, hosts=DOMAIN_HOSTS)
+def internal_target_in_parameter(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A query parameter that holds a URL inside the user's network.
+
+    ## What it does
+    Reads the query's parameters as the site will (form decoding) and flags a value that is
+    an absolute `http(s)` URL whose host is a non-public address (in any spelling), localhost
+    or an internal name. A loopback `redirect_uri` (an app's own sign-in callback, RFC 8252),
+    and any loopback target asked for by a local server, are left alone.
+
+    ## Why is this bad?
+    It is how a server reaches inside the network through a site it does not control: an
+    open redirect (`https://redirector.example/?url=http://169.254.169.254/`) sends the
+    browser on to the parameter, and neither the link's host nor its DNS shows where it ends.
+
+    ## Example
+    `https://307.r3dir.me/--to/?url=http://localhost`,
+    `https://www.example.com/out?next=http%3A%2F%2F192.168.1.1%2Fadmin`.
+    """
+    if url is None or not url.search:
+        return
+    search = url.search
+    if "://" not in search and "%3a" not in search.lower():
+        return
+    local = ctx.server is not None and ctx.server.is_local
+    for name, value in query_params(search):
+        if "://" not in value[:10] or not value[:5].lower().startswith("http"):
+            continue
+        try:
+            target = parse(value.strip())
+        except InvalidURL:
+            continue
+        if target.scheme not in ("http", "https"):
+            continue
+        if is_loopback_host(target) and (local or name == "redirect_uri"):
+            continue
+        what = _internal_target(target, ctx)
+        if what is None:
+            continue
+        shown = value if len(value) <= _MAX_PARAMETER_SHOWN else value[:_MAX_PARAMETER_SHOWN] + "…"
+        yield Hit(
+            f"The link carries {target.host_for_display}, {what}, in its parameter "
+            f"{name!r}: if {url.host_for_display} forwards you there, your browser ends up "
+            "inside your own network.",
+            {"parameter": name[:100], "value": shown, "host": target.host},
+        )
+        return
 
 
 @rule("UV204", "address-in-name", Severity.CRITICAL, cwe=918, hosts=DOMAIN_HOSTS)

@@ -15,6 +15,7 @@ from urlvet.url import (
     ParsedURL,
     first_parent_dot,
     parse,
+    query_values,
     site_of,
 )
 
@@ -265,31 +266,7 @@ def unexpected_domain_for_server(url: ParsedURL | None, ctx: CheckContext) -> It
     )
 
 
-_PERCENT = re.compile(rb"%([0-9A-Fa-f]{2})")
 _MAX_REDIRECT_SHOWN = 300
-
-
-def _form_decode(text: str) -> str:
-    """application/x-www-form-urlencoded decoding (URL Standard): '+' is a space, then
-    percent-decoding of the UTF-8 bytes, invalid sequences replaced."""
-    raw = text.replace("+", " ").encode("utf-8", "surrogatepass")
-    if b"%" in raw:
-        raw = _PERCENT.sub(lambda m: bytes((int(m.group(1), 16),)), raw)
-    return raw.decode("utf-8", "replace")
-
-
-def query_values(search: str, name: str) -> list[str]:
-    """The values of every ``name`` parameter of a query (with or without its '?'), parsed as
-    a server parses a form-encoded query: names are decoded too, so ``redirect%5Furi``
-    counts."""
-    if not search or (name not in search and "%" not in search):
-        return []
-    out = []
-    for part in search.removeprefix("?").split("&"):
-        key, _, value = part.partition("=")
-        if key == name or ("%" in key and _form_decode(key) == name):
-            out.append(_form_decode(value))
-    return out
 
 
 @rule(
