@@ -396,10 +396,5 @@ def query_values(search: str, name: str) -> list[str]:
     """The values of every ``name`` parameter of a query; names are decoded too, so
     ``redirect%5Furi`` counts as ``redirect_uri``."""
     if not search or (name not in search and "%" not in search):
-        return []
-    out = []
-    for part in search.removeprefix("?").split("&"):
-        key, _, value = part.partition("=")
-        if key == name or ("%" in key and form_decode(key) == name):
-            out.append(form_decode(value))
-    return out
+        return []  # without the name or any escape, no parameter can decode to it
+    return [value for key, value in query_params(search) if key == name]

@@ -17,7 +17,9 @@ from urlvet.checks.base import (
     IP_HOSTS,
     CheckContext,
     Hit,
+    clip,
     host_matches,
+    internal_name_reason,
     rule,
     shortest_parent_in,
 )
@@ -297,9 +299,6 @@ def onion_service(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
         )
 
 
-_MAX_PARAMETER_SHOWN = 300
-
-
 def _internal_target(target: ParsedURL, ctx: CheckContext) -> str | None:
     """What makes ``target`` a place inside the user's network, or None."""
     if target.ip is not None:
@@ -309,14 +308,13 @@ def _internal_target(target: ParsedURL, ctx: CheckContext) -> str | None:
         return f"an IP address in {describe(cls)}"
     if target.host_kind is not HostKind.DOMAIN:
         return None
-    host = target.host.rstrip(".").lower()
-    if host_matches(host, ctx.settings.allowed_domains):
+    if host_matches(target.host.rstrip(".").lower(), ctx.settings.allowed_domains):
         return None
-    if host == "localhost" or host.endswith(".localhost"):
+    if internal_name_reason(target.host, ctx.settings) is None:
+        return None
+    if is_loopback_host(target):
         return "this computer"
-    if "." not in host or host_matches(host, ctx.settings.internal_suffixes):
-        return "a name that only works inside a private network"
-    return None
+    return "a name that only works inside a private network"
 
 
 @rule("UV210", "internal-target-in-parameter", Severity.MEDIUM, cwe=601, hosts=DOMAIN_HOSTS)
@@ -358,12 +356,11 @@ def internal_target_in_parameter(url: ParsedURL | None, ctx: CheckContext) -> It
         what = _internal_target(target, ctx)
         if what is None:
             continue
-        shown = value if len(value) <= _MAX_PARAMETER_SHOWN else value[:_MAX_PARAMETER_SHOWN] + "…"
         yield Hit(
             f"The link carries {target.host_for_display}, {what}, in its parameter "
             f"{name!r}: if {url.host_for_display} forwards you there, your browser ends up "
             "inside your own network.",
-            {"parameter": name[:100], "value": shown, "host": target.host},
+            {"parameter": clip(name, 100), "value": clip(value), "host": target.host},
         )
         return
 

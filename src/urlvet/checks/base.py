@@ -224,3 +224,27 @@ def shortest_parent_in(host: str, domains: AbstractSet[str]) -> str | None:
             return parent
         dot = name.rfind(".", 0, dot)
     return name if len(name) <= MAX_DOMAIN_LENGTH and name in domains else None
+
+
+def internal_name_reason(name: str, settings: CheckSettings) -> str | None:
+    """Why ``name`` can only mean something inside a private network, or None.
+
+    Single-label names and ``localhost`` names are internal everywhere; other suffixes come
+    from the policy's ``internal_suffixes``.
+    """
+    host = name.rstrip(".").lower()
+    if not host:
+        return None
+    if host == "localhost" or host.endswith(".localhost"):
+        return "localhost names always mean this computer itself"
+    if "." not in host:
+        return "a name of one label is completed with the local network's search domain"
+    suffix = host_matches(host, settings.internal_suffixes)
+    if suffix is not None:
+        return f"names under .{suffix} exist only inside private networks"
+    return None
+
+
+def clip(text: str, limit: int = 300) -> str:
+    """``text`` cut to ``limit`` characters for evidence, with a visible mark where it was cut."""
+    return text if len(text) <= limit else text[:limit] + "…"

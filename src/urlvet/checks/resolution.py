@@ -13,7 +13,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from urlvet.addresses import AddressClass, classify, in_networks
-from urlvet.checks.base import CheckContext, CheckSettings, Hit, host_matches, rule
+from urlvet.checks.base import (  # internal_name_reason: re-exported
+    CheckContext,
+    CheckSettings,
+    Hit,
+    internal_name_reason,
+    rule,
+)
 from urlvet.findings import Severity
 from urlvet.url import ParsedURL
 
@@ -160,25 +166,6 @@ def private_address_resolution(url: ParsedURL | None, ctx: CheckContext) -> Iter
             "cnames": list(res.cnames),
         },
     )
-
-
-def internal_name_reason(name: str, settings: CheckSettings) -> str | None:
-    """Why ``name`` can only mean something inside a private network, or None.
-
-    Single-label names and ``localhost`` names are internal everywhere; other suffixes come
-    from the policy's ``internal_suffixes``.
-    """
-    host = name.rstrip(".").lower()
-    if not host:
-        return None
-    if host == "localhost" or host.endswith(".localhost"):
-        return "localhost names always mean this computer itself"
-    if "." not in host:
-        return "a name of one label is completed with the local network's search domain"
-    suffix = host_matches(host, settings.internal_suffixes)
-    if suffix is not None:
-        return f"names under .{suffix} exist only inside private networks"
-    return None
 
 
 @rule("UV221", "cname-to-internal-name", Severity.HIGH, kind="dns", cwe=918)

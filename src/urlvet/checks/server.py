@@ -5,7 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from urlvet.checks.base import DOMAIN_HOSTS, IP_HOSTS, CheckContext, Hit, host_matches, rule
+from urlvet.checks.base import (
+    DOMAIN_HOSTS,
+    IP_HOSTS,
+    CheckContext,
+    Hit,
+    clip,
+    host_matches,
+    rule,
+)
 from urlvet.findings import Severity
 from urlvet.server import is_loopback_host
 from urlvet.url import (
@@ -266,9 +274,6 @@ def unexpected_domain_for_server(url: ParsedURL | None, ctx: CheckContext) -> It
     )
 
 
-_MAX_REDIRECT_SHOWN = 300
-
-
 @rule(
     "UV406",
     "sign-in-redirect-off-site",
@@ -320,11 +325,10 @@ def sign_in_redirect_off_site(url: ParsedURL | None, ctx: CheckContext) -> Itera
             and host_matches(target.host, expected)
         ):
             continue
-        shown = value if len(value) <= _MAX_REDIRECT_SHOWN else value[:_MAX_REDIRECT_SHOWN] + "…"
         yield Hit(
             f"After you sign in at {url.host_for_display}, it sends you, and the access you "
             f"grant, to {target.host_for_display}, which is not the site of the server that "
             f"asked ({server.parsed.host_for_display}).",
-            {"redirect_uri": shown, "redirect_site": _site(target), "server_site": ours},
+            {"redirect_uri": clip(value), "redirect_site": _site(target), "server_site": ours},
         )
         return
