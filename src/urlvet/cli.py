@@ -110,11 +110,31 @@ def build_policy(
                 if dns is None:
                     dns_section["enabled"] = True
             changes["dns"] = dns_section
-        return policy.with_changes(**changes) if changes else policy
+        if changes:
+            policy = policy.with_changes(**changes)
+        # Compiling reads the policy's feed files: their errors are policy errors too.
+        report_feeds(policy.compiled.settings)
+        return policy
     except PolicyError as exc:
         _fail(str(exc))
     except ValueError as exc:  # pydantic's ValidationError for command-line values
         _fail(f"invalid option: {_first_error(exc)}")
+
+
+def report_feeds(settings: Any, quiet: bool = True) -> list[str]:
+    """One line per feed file (entries, skipped lines); skipped lines always go to stderr."""
+    lines = []
+    for feeds in (
+        settings.blocked_domain_feeds,
+        settings.allowed_domain_feeds,
+        settings.blocked_network_feeds,
+        settings.blocked_url_feeds,
+    ):
+        for table in feeds.tables:
+            lines.append(table.report())
+            if table.skipped and quiet:
+                click.echo(f"urlvet: note: {table.report()}", err=True)
+    return lines
 
 
 def _first_error(exc: Exception) -> str:
@@ -273,12 +293,15 @@ def policy_check(files: tuple[str, ...]) -> None:
     bad = 0
     for f in files:
         try:
-            load_policy(f).compiled  # noqa: B018 - compiling validates the rule tables too
+            # Compiling validates the rule tables and reads the feed files too.
+            compiled = load_policy(f).compiled
         except UrlvetError as exc:
             click.echo(str(exc), err=True)
             bad += 1
         else:
             click.echo(f"{f}: ok")
+            for line in report_feeds(compiled.settings, quiet=False):
+                click.echo(f"  {line}")
     sys.exit(2 if bad else 0)
 
 
