@@ -732,6 +732,23 @@ class _NoAliasLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
+def yaml_nodes(path: Path, text: str) -> tuple[Any, Any]:
+    """The YAML document's node tree (with line marks) and its data, without anchors or
+    aliases. Raises PolicyError naming the file and line."""
+    try:
+        node = yaml.compose(text, Loader=_NoAliasLoader)
+        data = yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        raise PolicyError(f"{path}:{line}: invalid YAML: {exc.problem or exc.context}") from None
+    except yaml.YAMLError as exc:
+        raise PolicyError(f"{path}: invalid YAML: {exc}") from None
+    except RecursionError:
+        raise PolicyError(f"{path}: values are nested too deeply") from None
+    return node, data
+
+
 def _read_yaml(path: Path, text: str) -> _Source:
     try:
         node = yaml.compose(text, Loader=_NoAliasLoader)
