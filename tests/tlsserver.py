@@ -19,6 +19,7 @@ import socket
 import ssl
 import tempfile
 import threading
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -57,7 +58,8 @@ class TlsServer:
         self._threads: list[threading.Thread] = []
         self._ctx: ssl.SSLContext | None = None
         if mode == "tls":
-            assert cert_pem is not None and key_pem is not None
+            assert cert_pem is not None
+            assert key_pem is not None
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             with tempfile.TemporaryDirectory(prefix="urlvet-tls-") as tmp:
                 cert = Path(tmp) / "cert.pem"
@@ -67,7 +69,9 @@ class TlsServer:
                 ctx.load_cert_chain(cert, key)
             if versions is not None:
                 ctx.set_ciphers("DEFAULT:@SECLEVEL=0")
-                ctx.minimum_version, ctx.maximum_version = versions
+                with warnings.catch_warnings():  # old versions, served on purpose
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    ctx.minimum_version, ctx.maximum_version = versions
             self._ctx = ctx
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -212,7 +216,9 @@ def legacy_tls_supported() -> str | None:
         ctx.verify_mode = ssl.CERT_NONE
         try:
             ctx.set_ciphers("DEFAULT:@SECLEVEL=0")
-            ctx.minimum_version = ssl.TLSVersion.TLSv1
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                ctx.minimum_version = ssl.TLSVersion.TLSv1
             with (
                 socket.create_connection(("127.0.0.1", server.port), timeout=3) as raw,
                 ctx.wrap_socket(raw) as tls,

@@ -259,8 +259,11 @@ def _probe_network(value: str) -> str:
     from urlvet.addresses import classify
 
     net = ipaddress.ip_network(_cidr(value), strict=False)
-    ends = (net.network_address, net.broadcast_address)
-    if any(classify(str(a)).globally_reachable for a in ends):
+    # Inside one non-public block of the special-purpose table, or refused: 0.0.0.0/0 and
+    # 10.0.0.0/7 begin and end on non-public addresses, and hold the whole internet.
+    cls = classify(str(net.network_address))
+    block = ipaddress.ip_network(cls.network) if cls.network else None
+    if cls.globally_reachable or block is None or not net.subnet_of(block):  # type: ignore[arg-type]
         raise ValueError(
             f"{value!r} holds public addresses: list only the non-public networks the probe "
             "may reach (public addresses are probed anyway)"

@@ -61,8 +61,6 @@ __all__ = [
     "ProbeStatus",
     "Prober",
     "certificate_covers",
-    "hsts_preload_list_date",
-    "is_hsts_preloaded",
     "probe_address",
 ]
 
@@ -204,30 +202,6 @@ def certificate_covers(names: Iterable[str], host: str) -> bool:
             if dot and head and rest == name[2:]:
                 return True
     return False
-
-
-# -- HSTS preload ---------------------------------------------------------------------------
-
-
-def is_hsts_preloaded(host: str) -> bool:
-    """True when browsers upgrade ``http:`` for ``host`` before sending anything.
-
-    Chromium's preload list, as the ``hstspreload`` package bundles it: the host itself is
-    listed, or a parent (a TLD such as ``.dev`` included) is listed with subdomains.
-    """
-    import hstspreload
-
-    name = host.rstrip(".").lower()
-    if not name or not name.isascii():
-        return False
-    return bool(hstspreload.in_hsts_preload(name))
-
-
-def hsts_preload_list_date() -> str:
-    """The date of the bundled HSTS preload list (the ``hstspreload`` release)."""
-    import hstspreload
-
-    return str(hstspreload.__version__)
 
 
 # -- the prober -----------------------------------------------------------------------------
@@ -415,11 +389,15 @@ def _verifying_context(ca_file: str | None) -> ssl.SSLContext:
 def _legacy_context(ca_file: str | None) -> ssl.SSLContext | None:
     """A context that also speaks TLS 1.0 and 1.1, or None when the local OpenSSL cannot."""
     import ssl
+    import warnings
 
     ctx = _verifying_context(ca_file)
     try:
-        ctx.minimum_version = ssl.TLSVersion.TLSv1
-        ctx.maximum_version = ssl.TLSVersion.TLSv1_1
+        with warnings.catch_warnings():
+            # Deprecated versions, asked for on purpose: only to name the one a server speaks.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            ctx.minimum_version = ssl.TLSVersion.TLSv1
+            ctx.maximum_version = ssl.TLSVersion.TLSv1_1
         # OpenSSL 3 refuses TLS 1.0/1.1 above security level 0 (SHA-1 in the handshake).
         ctx.set_ciphers("DEFAULT:@SECLEVEL=0")
     except (ValueError, ssl.SSLError):

@@ -8,8 +8,8 @@ from urllib.parse import unquote
 
 from urlvet.checks.base import CheckContext, Hit, rule
 from urlvet.findings import Severity
+from urlvet.hsts import hsts_preload_list_date, is_hsts_preloaded
 from urlvet.server import is_loopback_host
-from urlvet.tls import hsts_preload_list_date, is_hsts_preloaded
 from urlvet.url import HostKind, ParsedURL
 
 _DANGEROUS = frozenset({"javascript", "data", "file", "vbscript", "blob", "filesystem"})
