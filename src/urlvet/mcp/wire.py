@@ -327,7 +327,9 @@ def _is_url_like(value: Any) -> bool:
     if not isinstance(value, dict) or value.get("method") != "elicitation/create":
         return False
     params = value.get("params")
-    return not isinstance(params, dict) or params.get("mode", "url") != "form"
+    # Without a mode an elicitation is a form (2026-07-28 elicitation.mdx, "Elicitation
+    # Requests"); broken params could be anything, so they count as a URL request.
+    return not isinstance(params, dict) or params.get("mode", "form") != "form"
 
 
 def _state_of(data: dict[str, Any]) -> str | None:
