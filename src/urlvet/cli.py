@@ -422,6 +422,44 @@ def policy_test(paths: tuple[str, ...], fmt: str, output: str | None) -> None:
     sys.exit(fixtures.exit_code(runs))
 
 
+@policy_group.command("diff")
+@click.argument("old", type=click.Path(dir_okay=False))
+@click.argument("new", type=click.Path(dir_okay=False))
+@click.argument("url_files", nargs=-1, type=click.Path(dir_okay=False))
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.option("--server", metavar="URL|stdio", help="The server that asks for the URL files' URLs.")
+@click.option("--exit-code", is_flag=True, help="Exit 1 when any URL's decision or codes change.")
+def policy_diff(
+    old: str, new: str, url_files: tuple[str, ...], fmt: str, server: str | None, exit_code: bool
+) -> None:
+    """Show which URLs a policy change moves: OLD and NEW are policy files.
+
+    The URLs are the fixtures of both policies plus URL_FILES (one URL a line), vetted offline
+    under each. Every URL whose decision or codes change is listed, grouped by old -> new
+    decision, with a summary. To compare against a branch, check it out beside the working
+    tree first (`git worktree add ../base main`), so that `extends` and feed paths resolve.
+    """
+    from urlvet.policy import load_policy
+    from urlvet.review import diff
+
+    try:
+        old_policy = load_policy(old)
+        new_policy = load_policy(new)
+        probes = diff.probes_for([old, new], url_files, server)
+        result = diff.diff_policies(old_policy, new_policy, probes, old, new)
+    except UrlvetError as exc:
+        _fail(str(exc))
+    if fmt == "json":
+        from urlvet.consent import json_dumps
+
+        click.echo(json_dumps(result.to_json_dict(), indent=2))
+    else:
+        click.echo(diff.render_text(result, printable=_printable))
+    sys.exit(1 if exit_code and result.changes else 0)
+
+
 @policy_group.command("import-domains")
 @click.argument("ranking", type=click.Path(dir_okay=False))
 @click.option(
