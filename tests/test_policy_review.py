@@ -296,3 +296,98 @@ def test_policy_diff_errors_exit_2(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert "not UTF-8" in result.stderr
+
+
+# -- urlvet check --explain -----------------------------------------------------------------------
+
+
+def _explain(*args: str) -> str:
+    result = _run("check", "--no-dns", "--explain", *args)
+    assert result.exit_code in (0, 1), result.output
+    return result.stdout
+
+
+def test_explain_names_the_file_line_and_key_behind_each_finding(tmp_path: Path) -> None:
+    repo = team_repo(tmp_path / "repo")
+    org = repo / "policies/payments/../org.yaml"  # as `extends` names it
+    payments = repo / "policies/payments/payments.yaml"
+    out = _explain(
+        "--policy", str(payments), "https://a.malware.example/", "https://example.com:8443/"
+    )
+    feed_line = (
+        f"UV208: listed on line 3 of {repo / 'policies/payments/../../feeds/hosts.gz'}, a feed named by "
+        f"domains.blocked_files ({org}:5)"
+    )
+    assert feed_line in out
+    assert "UV208: severity critical, the rule's default" in out
+    assert (
+        f"decision: block: the most serious finding is critical, at or above thresholds.block = medium ({payments}:2)"
+        in out
+    )
+    # UV107 is set to info in the parent; the child's thresholds decide.
+    assert f"UV107: severity info, set by severity.UV107 ({org}:10)" in out
+    assert (
+        f"allow: the most serious finding is info, below thresholds.warn = low ({payments}:2)"
+        in out
+    )
+
+
+def test_explain_names_what_was_ignored_and_allowed(tmp_path: Path) -> None:
+    _write(tmp_path / "drop.txt", "203.0.113.0/24\n")
+    policy = _write(
+        tmp_path / "team.yaml",
+        "ignore:\n  - UV107\n  - UV205\n"
+        "domains:\n  allowed:\n    - corp.example\n    - wiki.lan\n"
+        "networks:\n  allowed: [10.0.0.0/8]\n  blocked_files: [drop.txt]\n",
+    )
+    out = _explain(
+        "--policy",
+        str(policy),
+        "https://8.8.8.8/",
+        "https://wiki.lan/",
+        "https://10.1.2.3/",
+        "https://203.0.113.5/",
+    )
+    assert (
+        f"ignored: UV205 public-address-literal [medium] would fire; turned off by ignore: UV205 "
+        f"({policy}:3)"
+    ) in out
+    assert (
+        f"allowed: UV203 internal-name [high] would fire; lifted by domains.allowed wiki.lan ({policy}:7)"
+        in out
+    )
+    assert f"lifted by networks.allowed 10.0.0.0/8 ({policy}:9)" in out
+    assert "UV207: listed on line 1 of" in out
+    assert f"a feed named by networks.blocked_files ({policy}:10)" in out
+    assert "decision: allow: no findings" in out
+
+
+def test_explain_with_the_built_in_policy_and_command_line_options() -> None:
+    out = _explain("--ignore", "UV205", "https://8.8.8.8/", "http://example.com/")
+    assert "turned off by --ignore UV205 on the command line" in out
+    assert (
+        "decision: block: the most serious finding is high, at or above thresholds.block = "
+        "high (built-in default)"
+    ) in out
+
+
+def test_explain_in_json(tmp_path: Path) -> None:
+    policy = _write(tmp_path / "team.yaml", "severity:\n  plaintext-http: medium\n")
+    result = _run(
+        "check",
+        "--no-dns",
+        "--explain",
+        "--format",
+        "json",
+        "--policy",
+        str(policy),
+        "http://example.com/",
+    )
+    (item,) = json.loads(result.stdout)
+    (why,) = item["explain"]["findings"]
+    assert why == {
+        "code": "UV101",
+        "severity": f"severity medium, set by severity.plaintext-http ({policy}:2)",
+        "matched": [],
+    }
+    assert item["explain"]["decision"].startswith("warn: the most serious finding is medium")

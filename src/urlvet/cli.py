@@ -236,6 +236,12 @@ def main() -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="For each finding, the policy file, line and key behind its severity; what the "
+    "policy ignored or allowed; the threshold behind the decision.",
+)
 @policy_options
 @tls_options
 def check(
@@ -244,6 +250,7 @@ def check(
     server_name: str | None,
     message: str | None,
     fmt: str,
+    explain: bool,
     policy_path: str | None,
     select: tuple[str, ...],
     ignore: tuple[str, ...],
@@ -269,16 +276,30 @@ def check(
         _fail(str(exc))
     vetter = Vetter(policy)
     verdicts = [vetter.vet(u, srv, message=message) for u in urls]
+    explanations: list[Any] = []
+    if explain:
+        from urlvet.review.explain import Explainer
+
+        try:
+            explainer = Explainer(policy, policy_path, _split_codes(select), _split_codes(ignore))
+            explanations = [explainer.explain(v, srv, message) for v in verdicts]
+        except UrlvetError as exc:
+            _fail(str(exc))
     if fmt == "json":
         from urlvet.consent import json_dumps
 
         # Hidden characters and lone surrogates (argv bytes that are not UTF-8 arrive as
         # surrogates) are written as \uXXXX: a strict UTF-8 stdout cannot encode them.
-        click.echo(json_dumps([v.to_json_dict() for v in verdicts], indent=2))
+        data = [v.to_json_dict() for v in verdicts]
+        for item, why in zip(data, explanations, strict=False):
+            item["explain"] = why.to_json_dict()
+        click.echo(json_dumps(data, indent=2))
     else:
         colour = _use_colour(no_color)
-        for v in verdicts:
+        for i, v in enumerate(verdicts):
             click.echo(render_text(v, colour))
+            if explanations:
+                click.echo("\n".join(_printable(line, 2000) for line in explanations[i].lines()))
     threshold = 1 if fail_on == "warn" else 2
     sys.exit(1 if any(v.decision.rank >= threshold for v in verdicts) else 0)
 
