@@ -31,7 +31,7 @@ from pydantic import (
 
 from urlvet.addresses import parse_networks
 from urlvet.checks import registry
-from urlvet.checks.base import CheckSettings, Rule
+from urlvet.checks.base import CheckSettings, IPNetwork, Rule
 from urlvet.errors import PolicyError
 from urlvet.findings import Decision, Severity
 from urlvet.url import normalize_domain
@@ -255,6 +255,62 @@ class DnsPolicy(_Strict):
         return values
 
 
+def _probe_network(value: str) -> str:
+    from urlvet.addresses import classify
+
+    net = ipaddress.ip_network(_cidr(value), strict=False)
+    # Inside one non-public block of the special-purpose table, or refused: 0.0.0.0/0 and
+    # 10.0.0.0/7 begin and end on non-public addresses, and hold the whole internet.
+    cls = classify(str(net.network_address))
+    block = ipaddress.ip_network(cls.network) if cls.network else None
+    if cls.globally_reachable or block is None or not net.subnet_of(block):  # type: ignore[arg-type]
+        raise ValueError(
+            f"{value!r} holds public addresses: list only the non-public networks the probe "
+            "may reach (public addresses are probed anyway)"
+        )
+    return str(net)
+
+
+ProbeNetwork = Annotated[str, AfterValidator(_probe_network)]
+
+
+class TlsPolicy(_Strict):
+    """The TLS handshake probe (off by default) and the offline HSTS preload knowledge."""
+
+    probe: bool = Field(
+        False,
+        description="Probe https: and wss: hosts with a TLS handshake (UV601-UV607). Off by "
+        "default: a handshake tells the host's operator that someone looked.",
+    )
+    timeout: float = Field(
+        3.0, gt=0, le=30, description="Deadline in seconds for one probe (connect and handshake)."
+    )
+    ca_file: str | None = Field(
+        None,
+        description="A PEM file of CA certificates that replaces the system's trust store "
+        "(relative to the policy file).",
+    )
+    new_certificate_days: int = Field(
+        7, ge=0, le=366, description="A certificate issued fewer days ago is new (UV606)."
+    )
+    failure_severity: Severity | None = Field(
+        None,
+        description="Severity of a failed or timed-out handshake (UV601, UV607); none keeps "
+        "the rules' default (medium, which warns).",
+    )
+    hsts_preloaded_severity: Severity | None = Field(
+        None,
+        description="Severity of UV101 (plaintext-http) for a host on the HSTS preload list; "
+        "none keeps the rule's default.",
+    )
+    probe_networks: list[ProbeNetwork] = Field(
+        default_factory=list,
+        description="Non-public networks the probe may connect to (a test bed, a private PKI). "
+        "Every other private, loopback or special-purpose address is never probed, whatever "
+        "networks.allowed says.",
+    )
+
+
 def parse_nameserver(text: str) -> tuple[str, int]:
     """``"127.0.0.1"``, ``"127.0.0.1:5353"``, ``"[::1]:53"`` -> (address, port)."""
     t = text.strip()
@@ -312,6 +368,7 @@ class Policy(_Strict):
     )
     limits: Limits = Field(default_factory=Limits)
     dns: DnsPolicy = Field(default_factory=DnsPolicy)
+    tls: TlsPolicy = Field(default_factory=TlsPolicy)
 
     def with_changes(self, **changes: Any) -> Policy:
         """A new, validated policy with some top-level fields replaced."""
@@ -338,6 +395,12 @@ class CompiledPolicy:
     dns_enabled: bool
     nameservers: tuple[tuple[str, int], ...] | None
     dns_timeout: float
+    tls_probe: bool = False
+    """Run the TLS handshake probe."""
+    tls_timeout: float = 3.0
+    tls_ca_file: str | None = None
+    tls_probe_networks: tuple[IPNetwork, ...] = ()
+    """Non-public networks the probe may reach (tls.probe_networks)."""
 
     @cached_property
     def rules_raw(self) -> tuple[Rule, ...]:
@@ -353,6 +416,11 @@ class CompiledPolicy:
     def rules_dns(self) -> tuple[Rule, ...]:
         """Selected rules on DNS answers."""
         return tuple(r for r in self.rules if r.kind == "dns")
+
+    @cached_property
+    def rules_tls(self) -> tuple[Rule, ...]:
+        """Selected rules on the TLS probe's result."""
+        return tuple(r for r in self.rules if r.kind == "tls")
 
     @cached_property
     def rules_message(self) -> tuple[Rule, ...]:
@@ -386,6 +454,9 @@ def _compile(policy: Policy) -> CompiledPolicy:
     if policy.dns.failure_severity is not None:
         for code in ("UV222", "UV223", "UV224", "UV225"):
             severities[code] = policy.dns.failure_severity
+    if policy.tls.failure_severity is not None:
+        for code in ("UV601", "UV607"):
+            severities[code] = policy.tls.failure_severity
     for key, sev in policy.severity.items():
         for code in registry.expand(key):
             severities[code] = sev
@@ -405,6 +476,8 @@ def _compile(policy: Policy) -> CompiledPolicy:
         wildcard_dns_suffixes=frozenset(policy.domains.wildcard_dns),
         server_domains={k: frozenset(v.domains) for k, v in policy.servers.items()},
         lookalike=_lookalike_index(policy),
+        hsts_preloaded_severity=policy.tls.hsts_preloaded_severity,
+        new_certificate_days=policy.tls.new_certificate_days,
     )
     nameservers = (
         tuple(parse_nameserver(n) for n in policy.dns.nameservers)
@@ -420,6 +493,10 @@ def _compile(policy: Policy) -> CompiledPolicy:
         dns_enabled=policy.dns.enabled,
         nameservers=nameservers,
         dns_timeout=policy.dns.timeout,
+        tls_probe=policy.tls.probe,
+        tls_timeout=policy.tls.timeout,
+        tls_ca_file=policy.tls.ca_file,
+        tls_probe_networks=parse_networks(policy.tls.probe_networks),
     )
 
 
@@ -449,6 +526,7 @@ _ADDITIVE = {
     ("domains", "blocked"),
     ("domains", "internal_suffixes"),
     ("domains", "wildcard_dns"),
+    ("tls", "probe_networks"),
 }
 
 
@@ -492,6 +570,7 @@ def _load_chain(
     resolved = path.resolve()
     source = read_policy_source(path)
     data = dict(source.data)
+    _anchor_paths(data, path)
     parent_name = data.pop("extends", None)
     if parent_name is None:
         return data, [source]
@@ -510,6 +589,15 @@ def _load_chain(
         raise PolicyError(f"{path}:{line}: extends: no such policy file {str(parent_path)!r}")
     parent, sources = _load_chain(parent_path, depth + 1, (*seen, resolved))
     return merge(parent, data), [source, *sources]
+
+
+def _anchor_paths(data: dict[str, Any], path: Path) -> None:
+    """File names in a policy are relative to the policy file, not to the working directory."""
+    tls = data.get("tls")
+    if isinstance(tls, dict) and isinstance(tls.get("ca_file"), str):
+        ca_file = Path(tls["ca_file"]).expanduser()
+        if not ca_file.is_absolute():
+            data["tls"] = {**tls, "ca_file": str(path.parent / ca_file)}
 
 
 def read_policy_source(path: Path) -> _Source:

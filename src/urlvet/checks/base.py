@@ -20,7 +20,7 @@ from urlvet.server import Server
 from urlvet.url import MAX_DOMAIN_LENGTH, HostKind, ParsedURL, first_parent_dot
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
-RuleKind = Literal["raw", "url", "dns", "message"]
+RuleKind = Literal["raw", "url", "dns", "tls", "message"]
 
 DOMAIN_HOSTS = frozenset({HostKind.DOMAIN})
 """For ``rule(hosts=...)``: rules about names."""
@@ -64,6 +64,10 @@ class CheckSettings:
     """Per server name: the domains it is expected to send users to."""
     lookalike: Any = None
     """The lookalike index compiled from the protected domains (see checks/lookalike.py)."""
+    hsts_preloaded_severity: Severity | None = None
+    """UV101's severity for a host on the HSTS preload list (None: the rule's own)."""
+    new_certificate_days: int = 7
+    """A certificate issued fewer days ago than this is new (UV606)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +84,10 @@ class CheckContext:
     """The DNS answers for the host (urlvet.resolve.Resolution), for ``dns`` rules."""
     message: str | None = None
     """The server's message shown beside the URL, for ``message`` rules."""
+    tls: Any = None
+    """The TLS handshake probe's result (urlvet.tls.Probe), for ``tls`` rules."""
+    earlier: frozenset[str] = frozenset()
+    """For ``tls`` rules: the codes the earlier stages raised on this URL."""
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """Scratch space where rules that ask the same question about one URL (the six lookalike
     rules share one analysis) keep the answer, so that it is computed once per URL. Each entry
