@@ -770,4 +770,5 @@ def test_version_names_the_hsts_preload_list_date() -> None:
 
     result = CliRunner().invoke(main, ["--version"])
     assert result.exit_code == 0
-    assert f"HSTS preload list: {hstspreload.__version__}" in result.output
+    year, month, day = (int(p) for p in hstspreload.__version__.split("."))
+    assert f"HSTS preload list: {year:04d}-{month:02d}-{day:02d}" in result.output
