@@ -158,11 +158,31 @@ def build_policy(
                 if dns is None:
                     dns_section["enabled"] = True
             changes["dns"] = dns_section
-        return policy.with_changes(**changes) if changes else policy
+        if changes:
+            policy = policy.with_changes(**changes)
+        # Compiling reads the policy's feed files: their errors are policy errors too.
+        report_feeds(policy.compiled.settings)
+        return policy
     except PolicyError as exc:
         _fail(str(exc))
     except ValueError as exc:  # pydantic's ValidationError for command-line values
         _fail(f"invalid option: {_first_error(exc)}")
+
+
+def report_feeds(settings: Any, quiet: bool = True) -> list[str]:
+    """One line per feed file (entries, skipped lines); skipped lines always go to stderr."""
+    lines = []
+    for feeds in (
+        settings.blocked_domain_feeds,
+        settings.allowed_domain_feeds,
+        settings.blocked_network_feeds,
+        settings.blocked_url_feeds,
+    ):
+        for table in feeds.tables:
+            lines.append(table.report())
+            if table.skipped and quiet:
+                click.echo(f"urlvet: note: {table.report()}", err=True)
+    return lines
 
 
 def _first_error(exc: Exception) -> str:
@@ -338,13 +358,60 @@ def policy_check(files: tuple[str, ...]) -> None:
     bad = 0
     for f in files:
         try:
-            load_policy(f).compiled  # noqa: B018 - compiling validates the rule tables too
+            # Compiling validates the rule tables and reads the feed files too.
+            compiled = load_policy(f).compiled
         except UrlvetError as exc:
             click.echo(str(exc), err=True)
             bad += 1
         else:
             click.echo(f"{f}: ok")
+            for line in report_feeds(compiled.settings, quiet=False):
+                click.echo(f"  {line}")
     sys.exit(2 if bad else 0)
+
+
+@policy_group.command("test")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "junit"]),
+    default="text",
+    show_default=True,
+    help="text: failures with file:line and a summary; junit: JUnit XML for CI systems.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the report to this file instead of stdout (the summary still goes to stderr).",
+)
+def policy_test(paths: tuple[str, ...], fmt: str, output: str | None) -> None:
+    """Run policy fixtures: every case of each NAME.fixtures.yaml against NAME.yaml beside it.
+
+    PATHS are directories (searched for *.fixtures.yaml), fixtures files or policy files;
+    default: the current directory. Cases are vetted offline. Exit 0 when all pass, 1 when
+    any fails, 2 when a file is broken (invalid YAML, unknown keys or codes, a broken policy).
+    """
+    from urlvet.review import fixtures
+
+    runs = fixtures.run_paths(list(paths) or ["."])
+    report = (
+        fixtures.render_junit(runs)
+        if fmt == "junit"
+        else fixtures.render_text(runs, printable=_printable)
+    )
+    if output:
+        try:
+            Path(output).write_text(report + "\n", encoding="utf-8")
+        except OSError as exc:
+            _fail(f"{output}: cannot write: {exc.strerror or exc}")
+        click.echo(fixtures.summary(runs), err=True)
+    else:
+        click.echo(report)
+        if fmt == "junit":
+            click.echo(fixtures.summary(runs), err=True)
+    sys.exit(fixtures.exit_code(runs))
 
 
 @policy_group.command("import-domains")
