@@ -399,7 +399,7 @@ def policy_test(paths: tuple[str, ...], fmt: str, output: str | None) -> None:
     report = (
         fixtures.render_junit(runs)
         if fmt == "junit"
-        else fixtures.render_text(runs, printable=_printable)
+        else fixtures.render_text(runs, printable=printable)
     )
     if output:
         try:
