@@ -300,7 +300,7 @@ def check(
         for i, v in enumerate(verdicts):
             click.echo(render_text(v, colour))
             if explanations:
-                click.echo("\n".join(_printable(line, 2000) for line in explanations[i].lines()))
+                click.echo("\n".join(printable(line, 2000) for line in explanations[i].lines()))
     threshold = 1 if fail_on == "warn" else 2
     sys.exit(1 if any(v.decision.rank >= threshold for v in verdicts) else 0)
 
@@ -469,7 +469,7 @@ def policy_diff(
 
         click.echo(json_dumps(result.to_json_dict(), indent=2))
     else:
-        click.echo(diff.render_text(result, printable=_printable))
+        click.echo(diff.render_text(result, printable=printable))
     sys.exit(1 if exit_code and result.changes else 0)
 
 
