@@ -453,3 +453,10 @@ def test_single_label_parents_are_skipped_only_when_no_entry_has_one(tmp_path: P
     table = load_feed(FeedSpec(str(feed), "f.txt", "domains"))
     assert not table.single_labels
     assert FeedSet((table,)).match_domain("example") is None
+
+
+def test_a_file_without_line_ends_is_refused_without_reading_it_whole(tmp_path: Path) -> None:
+    (tmp_path / "bomb.gz").write_bytes(gzip.compress(b"a" * 5_000_000))
+    spec = FeedSpec(str(tmp_path / "bomb.gz"), "bomb.gz", "domains", on_error="skip")
+    with pytest.raises(PolicyError, match="not a feed of one entry a line"):
+        load_feed(spec, use_cache=False)

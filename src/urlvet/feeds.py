@@ -512,8 +512,11 @@ def _open(path: str, raw_head: bytes) -> Iterator[bytes]:
                 if cut < 0:
                     carry = block
                     if len(carry) > MAX_LINE_CHARS * 4:
-                        yield carry
-                        carry = b""
+                        # No line is that long: a binary file or a decompression bomb.
+                        raise PolicyError(
+                            f"{path}: a line longer than {MAX_LINE_CHARS:,} characters: "
+                            "this is not a feed of one entry a line"
+                        )
                     continue
                 carry = block[cut + 1 :]
                 yield block[: cut + 1]
