@@ -30,7 +30,7 @@ from proxy_harness import (
     sdk_http_server,
     write_policy,
 )
-from urlvet.mcp.proxy.judge import URLVET_BLOCKED
+from urlvet.mcp.answers import URL_BLOCKED
 
 pytestmark = pytest.mark.anyio
 MODES = {"legacy": "2025-11-25", "auto": "2026-07-28"}
@@ -185,7 +185,7 @@ async def test_a_blocked_url_among_required_ones(via_proxy: Target, mode: str) -
     async with Client(via_proxy.target, mode=mode, elicitation_callback=ui) as client:
         with pytest.raises(MCPError) as caught:
             await client.call_tool("authorize_all", {})
-    assert caught.value.code == URLVET_BLOCKED
+    assert caught.value.code == URL_BLOCKED
     assert "urlvet blocked" in caught.value.message
     assert mcp_server.HOMOGLYPH_URL in caught.value.message
     assert ui.shown == []

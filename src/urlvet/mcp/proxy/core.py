@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,8 +30,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from urlvet.mcp import MAX_LINE, JsonId, WireShape
-from urlvet.mcp.proxy.judge import Judge, Judgement, LogEntry
+from urlvet.mcp.answers import with_id
+from urlvet.mcp.proxy.judge import Judge, LogEntry
+from urlvet.mcp.wire import MAX_LINE, JsonId, WireShape
 
 if TYPE_CHECKING:
     from urlvet.engine import Vetter
@@ -44,6 +46,8 @@ TRACK_LIMIT = 1 << 20
 """The longest client request the proxy remembers for a retry on the client's behalf."""
 TRACKED_REQUESTS = 4096
 """How many of the client's latest requests the proxy remembers for retries."""
+RETRY_PREFIX = "urlvet-retry-"
+"""The start of the id of every request the proxy retries itself."""
 MAX_RETRIES = 3
 """How often the proxy retries one request with declines before it answers the client itself."""
 
@@ -61,6 +65,8 @@ _URL_REQUEST_HINTS = (
     b"\\u",
     b"\\/",
 )
+
+_RETRY_MARK = RETRY_PREFIX.encode()
 
 Action = Literal["forwarded", "forwarded-with-warning", "declined"]
 
@@ -133,13 +139,17 @@ def _warn(text: str) -> None:
 
 @dataclass
 class Relay:
-    """The decisions of one proxy: one client, one server. Safe to share between tasks."""
+    """The decisions of one proxy: one client, one server. Used from one event loop."""
 
     judge: Judge
     log: ProxyLog | None = None
     diagnostic: Callable[[str], None] = _warn
     _requests: OrderedDict[tuple[Any, ...], dict[str, Any]] = field(default_factory=OrderedDict)
+    """The client's latest requests, by (channel, id): what a retry resends."""
+    _retried: dict[tuple[Any, ...], JsonId] = field(default_factory=dict)
+    """The proxy's retries in flight: their id -> the client's id."""
     _retries: dict[tuple[Any, ...], int] = field(default_factory=dict)
+    """How often each client request was retried so far."""
 
     @classmethod
     def build(cls, vetter: Vetter, server: Server, log: ProxyLog | None = None, **kw: Any) -> Relay:
@@ -154,13 +164,11 @@ class Relay:
             return
         try:
             data = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return
         for item in data if isinstance(data, list) else (data,):
             if isinstance(item, dict) and isinstance(item.get("method"), str):
-                key = _id_key(item.get("id"))
-                if key is not None:
-                    self.remember(item, channel)
+                self.remember(item, channel)
 
     def remember(self, request: dict[str, Any], channel: str = "") -> None:
         """Remember one decoded client request by its id."""
@@ -176,10 +184,9 @@ class Relay:
 
     # -- server to client ---------------------------------------------------------------
 
-    @staticmethod
-    def quick(line: bytes) -> Step | None:
+    def quick(self, line: bytes) -> Step | None:
         """The step for a message that cannot carry a URL request (forward it), else None."""
-        if any(m in line for m in _MARKERS):
+        if any(m in line for m in _MARKERS) or (self._retried and _RETRY_MARK in line):
             return None
         return Step(to_client=(line,))
 
@@ -201,12 +208,28 @@ class Relay:
         except (ValueError, RecursionError) as exc:
             reason = "nested too deeply" if isinstance(exc, RecursionError) else "invalid JSON"
             return self._unreadable(line, reason)
-        if len(line) > VET_LIMIT:
-            return self._too_long(line, data)
-        if isinstance(data, list):
-            return await self._batch(line, data, channel, origin)
-        judgement = await self.judge.judge(data)
-        return self._step(line, data, judgement, channel, origin)
+        too_long = VET_LIMIT if len(line) > VET_LIMIT else None
+        if not isinstance(data, list):
+            step, _ = await self._one(line, data, channel, origin, too_long)
+            return step
+        # A batch: forwarded as it came unless something in it is changed.
+        parts: list[Any] = []
+        to_server: list[bytes] = []
+        retries: list[bytes] = []
+        changed = False
+        for item in data:
+            step, unchanged = await self._one(None, item, channel, origin, too_long)
+            changed = changed or not unchanged
+            parts.extend(item if unchanged else json.loads(c) for c in step.to_client)
+            to_server.extend(step.to_server)
+            retries.extend([step.retry] if step.retry is not None else [])
+        if not changed:
+            return Step(to_client=(line,))
+        return Step(
+            to_client=(dumps(parts),) if parts else (),
+            to_server=(*to_server, *retries[1:]),
+            retry=retries[0] if retries else None,
+        )
 
     def _unreadable(self, line: bytes, reason: str) -> Step:
         if any(h in line for h in _URL_REQUEST_HINTS):
@@ -216,99 +239,52 @@ class Relay:
             return Step()
         return Step(to_client=(line,))
 
-    def _too_long(self, line: bytes, data: Any) -> Step:
-        items = data if isinstance(data, list) else [data]
-        if not any(self.judge.carries_urls(item) for item in items):
-            return Step(to_client=(line,))
-        self.diagnostic(f"declined a URL request longer than {VET_LIMIT:,} bytes")
-        to_client: list[bytes] = []
-        to_server: list[bytes] = []
-        for item in items:
-            j = self.judge.refuse(item, f"the message is longer than {VET_LIMIT:,} bytes")
-            if j.reply is not None:
-                to_server.append(dumps(j.reply))
-            if j.message is not None:
-                to_client.append(dumps(j.message))
-        return Step(tuple(to_client), tuple(to_server))
-
-    async def _batch(
-        self, line: bytes, data: list[Any], channel: str, origin: dict[str, Any] | None
-    ) -> Step:
-        steps = []
-        for item in data:
-            raw = dumps(item)
-            steps.append(self._step(raw, item, await self.judge.judge(item), channel, origin))
-        if all(s.to_client == (dumps(d),) for s, d in zip(steps, data, strict=True)) and not any(
-            s.to_server or s.retry for s in steps
-        ):
-            return Step(to_client=(line,))
-        parts: list[Any] = [json.loads(c) for s in steps for c in s.to_client]
-        retries = [s for s in steps if s.retry is not None]
-        return Step(
-            to_client=(dumps(parts),) if parts else (),
-            to_server=tuple(x for s in steps for x in s.to_server)
-            + tuple(s.retry for s in retries[1:] if s.retry is not None),
-            retry=retries[0].retry if retries else None,
-            retry_of=retries[0].retry_of if retries else None,
-        )
-
-    def _step(
+    async def _one(
         self,
-        line: bytes,
+        line: bytes | None,
         data: Any,
-        j: Judgement,
         channel: str,
         origin: dict[str, Any] | None,
-    ) -> Step:
-        if j.entries and self.log is not None:
-            self.log.write(j.entries, self.judge.server_label, self.judge.server.name)
-        if j.kind == "pass":
-            return Step(to_client=(line,))
-        if j.kind == "rewrite":
-            assert j.message is not None
-            return Step(to_client=(dumps(j.message),))
-        if j.kind == "decline":
-            return Step(
-                to_client=(dumps(j.message),) if j.message is not None else (),
-                to_server=(dumps(j.reply),) if j.reply is not None else (),
-            )
-        # retry: resend the client's request with the declines, or refuse when that is not
-        # possible (the request is unknown, or the server keeps asking).
-        assert j.retry_params is not None
-        msg_id = data.get("id") if isinstance(data, dict) else None
-        key = _id_key(msg_id)
-        request = origin
-        if request is None and key is not None:
-            request = self._requests.get((channel, *key))
-        full = (channel, *key) if key is not None else None
-        tries = self._retries.get(full, 0) if full is not None else MAX_RETRIES
-        if request is None or full is None or tries >= MAX_RETRIES:
-            why = (
-                "the server kept asking for it"
-                if request is not None and tries >= MAX_RETRIES
-                else "the request it answers is not known to the proxy"
-            )
-            refused = self.judge.refuse(data, j.reason or why)
-            return Step(to_client=(dumps(refused.message),) if refused.message else ())
-        self._retries[full] = tries + 1
-        params = dict(request.get("params") or {})
-        responses = dict(params.get("inputResponses") or {})
-        responses.update(j.retry_params.get("inputResponses") or {})
-        params["inputResponses"] = responses
-        if "requestState" in j.retry_params:
-            params["requestState"] = j.retry_params["requestState"]
-        else:
-            params.pop("requestState", None)
-        retried = {**request, "params": params}
-        self._requests[full] = retried
-        return Step(retry=dumps(retried), retry_of=msg_id)
-
-    def finished(self, msg_id: Any, channel: str = "") -> None:
-        """Forget a request once its final answer went to the client."""
-        key = _id_key(msg_id)
+        too_long: int | None,
+    ) -> tuple[Step, bool]:
+        """The step for one decoded message, and whether it forwards the message unchanged."""
+        is_response = isinstance(data, dict) and "method" not in data
+        readdressed = False
+        if is_response:
+            answered = self._retried.pop((channel, *(_id_key(data.get("id")) or ("", ""))), None)
+            if answered is not None:
+                # What follows a retry goes to the client under the client's own id.
+                data = with_id(data, answered)
+                line, readdressed = None, True
+        key = _id_key(data.get("id")) if is_response else None
+        if origin is None and key is not None:
+            origin = self._requests.get((channel, *key))
+        tries = self._retries.get((channel, *key), 0) if key is not None else 0
+        retry_id = f"{RETRY_PREFIX}{uuid.uuid4().hex}" if tries < MAX_RETRIES else None
+        judgement = await self.judge.judge(
+            data, original_request=origin, retry_id=retry_id, too_long=too_long
+        )
+        if judgement.entries and self.log is not None:
+            self.log.write(judgement.entries, self.judge.server_label, self.judge.server.name)
+        action = judgement.action
+        if action.to_server is not None and "method" in action.to_server:
+            # The client's request retried with declines: its answer is the client's.
+            assert key is not None
+            retry_key = _id_key(action.to_server.get("id"))
+            assert retry_key is not None
+            self._retried[(channel, *retry_key)] = data["id"]
+            self._retries[(channel, *key)] = tries + 1
+            return Step(retry=dumps(action.to_server)), False
         if key is not None:
-            self._requests.pop((channel, *key), None)
             self._retries.pop((channel, *key), None)
+        to_server = (dumps(action.to_server),) if action.to_server is not None else ()
+        if action.to_client is not None:
+            return Step((dumps(action.to_client),), to_server), False
+        if action.did == "declined":
+            return Step((), to_server), False
+        if line is None:
+            return Step((dumps(data),), to_server), not readdressed
+        return Step((line,), to_server), True
 
 
 __all__ = [

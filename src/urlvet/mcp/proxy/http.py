@@ -258,9 +258,7 @@ class HttpProxy:
         self, resp: httpx.Response, origin: dict[str, Any] | None, headers: dict[str, str], ch: str
     ) -> AsyncIterator[bytes]:
         try:
-            async for event in self._vetted(
-                sse_events(resp.aiter_raw()), origin, headers, ch
-            ):
+            async for event in self._vetted(sse_events(resp.aiter_raw()), origin, headers, ch):
                 yield event.raw
         except (httpx.HTTPError, ProxyError) as exc:
             self.relay.diagnostic(f"the upstream stream ended: {exc}")
@@ -335,11 +333,11 @@ class HttpProxy:
 
     async def _post_quiet(self, message: bytes, headers: dict[str, str]) -> None:
         try:
-            resp = await self.client.post(self.upstream, headers=_json_post(headers), content=message)
+            resp = await self.client.post(
+                self.upstream, headers=_json_post(headers), content=message
+            )
             if resp.status_code >= 300:
-                self.relay.diagnostic(
-                    f"the upstream answered HTTP {resp.status_code} to a decline"
-                )
+                self.relay.diagnostic(f"the upstream answered HTTP {resp.status_code} to a decline")
         except httpx.HTTPError as exc:
             self.relay.diagnostic(f"could not send a decline upstream: {exc}")
 
