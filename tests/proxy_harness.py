@@ -69,9 +69,7 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30)
 @contextmanager
 def running(cmd: Sequence[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
     """Run ``cmd`` until the block ends; wait until it listens on ``port``."""
-    proc = subprocess.Popen(
-        list(cmd), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env()
-    )
+    proc = subprocess.Popen(list(cmd), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env())
     try:
         wait_for_port(port, proc)
         yield proc

@@ -80,9 +80,7 @@ class Target:
 
 
 @pytest.fixture(params=["stdio", "http"])
-def via_proxy(
-    request: pytest.FixtureRequest, policy_dir: Path, tmp_path: Path
-) -> Target:
+def via_proxy(request: pytest.FixtureRequest, policy_dir: Path, tmp_path: Path) -> Target:
     if request.param == "http":
         url, log = request.getfixturevalue("proxied_http")
         return Target(url, log, request.getfixturevalue("upstream"))

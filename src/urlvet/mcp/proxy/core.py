@@ -133,6 +133,36 @@ class ProxyLog:
         self._file.close()
 
 
+LOG_ACTIONS = ("forwarded", "forwarded-with-warning", "declined")
+"""What the proxy did, as its log says."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedUrl:
+    """One line of a proxy log, read back (by ``urlvet audit``)."""
+
+    url: str
+    message: str | None
+    shape: str
+    server: str | None
+
+
+def read_log_line(obj: Any) -> LoggedUrl | None:
+    """The vetted URL of one decoded ``--log`` line, or None when ``obj`` is not one."""
+    if not isinstance(obj, dict) or obj.get("action") not in LOG_ACTIONS:
+        return None
+    url, shape = obj.get("url"), obj.get("shape")
+    if not isinstance(url, str) or not isinstance(shape, str):
+        return None
+    message, server = obj.get("message"), obj.get("server")
+    return LoggedUrl(
+        url,
+        message if isinstance(message, str) else None,
+        shape,
+        server if isinstance(server, str) and server else None,
+    )
+
+
 def _warn(text: str) -> None:
     print(f"urlvet proxy: {text}", file=sys.stderr, flush=True)
 
@@ -291,9 +321,11 @@ __all__ = [
     "MAX_MESSAGE",
     "VET_LIMIT",
     "Action",
+    "LoggedUrl",
     "ProxyLog",
     "Relay",
     "Step",
     "WireShape",
     "dumps",
+    "read_log_line",
 ]
