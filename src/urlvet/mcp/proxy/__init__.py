@@ -56,7 +56,12 @@ def run_proxy(
     try:
         relay = Relay.build(Vetter(policy), configured, proxy_log)
         if upstream is not None and listen is not None:
-            from urlvet.mcp.proxy.http import run_http
+            try:
+                from urlvet.mcp.proxy.http import run_http
+            except ImportError as exc:
+                raise ProxyError(
+                    f"the HTTP proxy needs {exc.name}: pip install 'urlvet[mcp]'"
+                ) from None
 
             return run_http(upstream, listen, relay)
         return run_stdio(command, relay, grace=grace)
