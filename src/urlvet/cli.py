@@ -16,6 +16,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from urlvet.errors import InputError, PolicyError, UrlvetError
+from urlvet.text import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -289,9 +290,9 @@ def render_text(verdict: Any, colour: bool) -> str:
     head = decision.upper().ljust(5)
     if colour:
         head = click.style(head, fg=_DECISION_COLOURS[decision], bold=True)
-    lines = [f"{head}  {_printable(verdict.url)}"]
+    lines = [f"{head}  {printable(verdict.url)}"]
     if verdict.href is not None and verdict.href != verdict.url:
-        lines.append(f"       opens {_printable(verdict.href)}")
+        lines.append(f"       opens {printable(verdict.href)}")
     if verdict.registrable_domain:
         site = verdict.registrable_domain
         lines.append(f"       site  {click.style(site, bold=True) if colour else site}")
@@ -300,15 +301,6 @@ def render_text(verdict: Any, colour: bool) -> str:
         code = click.style(f.code, bold=True) if colour else f.code
         lines.append(f"  {code} {f.name} {sev}: {f.message}")
     return "\n".join(lines)
-
-
-def _printable(text: str, limit: int = 300) -> str:
-    # Never let a URL write terminal escapes or hide text with bidi controls.
-    from urlvet.checks.transport import hidden_characters
-
-    marks = {i: code for i, code, _ in hidden_characters(text)}
-    out = "".join(f"<{marks[i]}>" if i in marks else ch for i, ch in enumerate(text[:limit]))
-    return out + (f"… ({len(text) - limit:,} more characters)" if len(text) > limit else "")
 
 
 @main.command("rule")
@@ -407,7 +399,7 @@ def policy_test(paths: tuple[str, ...], fmt: str, output: str | None) -> None:
     report = (
         fixtures.render_junit(runs)
         if fmt == "junit"
-        else fixtures.render_text(runs, printable=_printable)
+        else fixtures.render_text(runs, printable=printable)
     )
     if output:
         try:
@@ -845,7 +837,7 @@ def audit_cmd(
         if shown > _STDERR_DIAGNOSTICS:
             click.echo("urlvet: further input problems are only in the report", err=True)
             return
-        click.echo(f"urlvet: {diag.level}: {_printable(str(diag), 500)}", err=True)
+        click.echo(f"urlvet: {diag.level}: {printable(str(diag), 500)}", err=True)
 
     reporter = Reporter(
         writer,
