@@ -438,3 +438,18 @@ def test_log_lines_and_urlvet_audit_reads_them(tmp_path: Path) -> None:
     found = [json.loads(line) for line in audit.stdout.splitlines()]
     by_url = {f["url"]: f["decision"] for f in found}
     assert by_url == {BLOCKED: "block", ALLOWED: "allow", WARNED: "warn"}
+
+
+def test_sigterm_to_the_proxy_stops_the_child_and_exits_with_its_status() -> None:
+    p = Proxied()
+    p.until_response(p.request("ping"))  # both running
+    child = int(
+        subprocess.run(
+            ["pgrep", "-P", str(p.proc.pid)], capture_output=True, text=True, check=False
+        ).stdout.split()[0]
+    )
+    p.proc.send_signal(signal.SIGTERM)
+    # The child's stdin is closed first: it ends on its own, with status 0.
+    assert p.proc.wait(timeout=TIMEOUT) == 0
+    time.sleep(0.2)
+    assert not _alive(child)
