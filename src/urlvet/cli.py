@@ -628,6 +628,83 @@ def hook_cmd(
         out.flush()
 
 
+@main.command(
+    "proxy",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@click.option(
+    "--server",
+    metavar="URL|stdio",
+    help="The server as your client configuration names it (default: stdio for a command, "
+    "the upstream URL for HTTP).",
+)
+@click.option("--server-name", metavar="NAME", help="The server's name in your client config.")
+@click.option(
+    "--upstream", metavar="URL", help="The Streamable HTTP endpoint to put urlvet in front of."
+)
+@click.option(
+    "--listen", metavar="HOST:PORT", help="Where to serve the endpoint (http://HOST:PORT/mcp)."
+)
+@click.option(
+    "--log",
+    "log_path",
+    type=click.Path(dir_okay=False),
+    help="Append one JSON line per vetted URL to this file (urlvet audit reads it).",
+)
+@click.option(
+    "--policy",
+    "policy_path",
+    type=click.Path(dir_okay=False),
+    help="Policy file (YAML or TOML). Default: the built-in balanced policy.",
+)
+@click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes.")
+@click.option(
+    "--dns/--no-dns", "dns", default=None, help="Resolve names (default: as the policy says)."
+)
+@click.option("--nameserver", multiple=True, metavar="HOST[:PORT]", help="Nameserver to ask.")
+def proxy_cmd(
+    command: tuple[str, ...],
+    server: str | None,
+    server_name: str | None,
+    upstream: str | None,
+    listen: str | None,
+    log_path: str | None,
+    policy_path: str | None,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    dns: bool | None,
+    nameserver: tuple[str, ...],
+) -> None:
+    """Vet every URL an MCP server asks the client to open, between the two.
+
+    \b
+    stdio:  urlvet proxy [OPTIONS] -- COMMAND [ARGS...]
+    HTTP:   urlvet proxy --upstream URL --listen HOST:PORT [OPTIONS]
+
+    Allowed URL requests pass unchanged, warned ones reach the client with a first line
+    'urlvet: ...', blocked ones never reach it: the server gets a decline. Everything else
+    passes through unchanged. With a command, exits with the command's status.
+    """
+    from urlvet.mcp.proxy import run_proxy
+
+    policy = build_policy(policy_path, select, ignore, dns, nameserver)
+    try:
+        status = run_proxy(
+            policy,
+            command=command,
+            upstream=upstream,
+            listen=listen,
+            server=server,
+            server_name=server_name,
+            log=log_path,
+        )
+    except (UrlvetError, OSError) as exc:
+        _fail(str(exc))
+    sys.exit(status)
+
+
 def _read_lines(path: str) -> list[str]:
     try:
         return Path(path).read_text(encoding="utf-8").splitlines()
