@@ -394,3 +394,14 @@ def test_explain_in_json(tmp_path: Path) -> None:
         "matched": [],
     }
     assert item["explain"]["decision"].startswith("warn: the most serious finding is medium")
+
+
+def test_explain_names_a_select_that_leaves_a_rule_out(tmp_path: Path) -> None:
+    policy = _write(tmp_path / "team.toml", 'select = ["UV1"]\n')
+    out = _explain("--policy", str(policy), "https://8.8.8.8/")
+    assert (
+        f"UV205 public-address-literal [medium] would fire; turned off by select: UV1 ({policy}:1)"
+        in out
+    )
+    out = _explain("--select", "UV1,UV4", "https://8.8.8.8/")
+    assert "turned off by --select UV1,UV4 on the command line" in out
