@@ -246,3 +246,18 @@ def test_concurrent_tool_calls_over_http(proxy: str) -> None:
     got = anyio.run(main)
     assert sorted(got) == list(range(1000, 1200))
     assert all(got[n] == {"jsonrpc": "2.0", "id": n, "result": {}} for n in got)
+
+
+def test_a_retry_the_upstream_fails_is_an_error_under_the_clients_id(proxy: str) -> None:
+    ask = {
+        "pay": {
+            "method": "elicitation/create",
+            "params": {"mode": "url", "url": BLOCKED, "message": "Pay."},
+        }
+    }
+    resp = httpx.post(proxy, content=_call(9, ask=ask, retry_status=500), headers=HEADERS)
+    assert resp.status_code == 200
+    data = resp.json()
+    assert data["id"] == 9
+    assert data["error"]["code"] == UPSTREAM_FAILED
+    assert "HTTP 500" in data["error"]["message"]
