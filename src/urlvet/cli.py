@@ -129,6 +129,12 @@ def with_tls(policy: Any, tls: bool | None, ca_file: str | None) -> Any:
             Prober(timeout=policy.tls.timeout, ca_file=policy.tls.ca_file)
         except InputError as exc:
             _fail(str(exc))
+        if not policy.dns.enabled:
+            click.echo(
+                "urlvet: note: without DNS the TLS probe reaches IP-literal hosts only: a "
+                "name is probed only at an address its DNS check approved",
+                err=True,
+            )
     return policy
 
 
