@@ -41,7 +41,7 @@ from urlvet.url import InvalidURL, parse
 
 REPO = Path(__file__).parents[2]
 CORPORA = (REPO / "../shared/corpora").resolve()
-LOOKALIKE_CODES = ("UV301", "UV302", "UV303", "UV304", "UV305", "UV306")
+LOOKALIKE_CODES = ("UV301", "UV302", "UV303", "UV304", "UV305", "UV306", "UV307")
 
 
 @cache
@@ -85,6 +85,7 @@ def test_rule_table() -> None:
         "UV304": ("protected-domain-under-other-suffix", Severity.MEDIUM),
         "UV305": ("embedded-protected-domain", Severity.HIGH),
         "UV306": ("combo-squatting", Severity.MEDIUM),
+        "UV307": ("protected-brand-as-label", Severity.HIGH),
     }
     for rule in _rules().values():
         assert missing_sections(rule.doc) == [], rule.code

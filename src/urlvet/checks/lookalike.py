@@ -274,27 +274,92 @@ def combo_squatting(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     ## What it does
     Flags a registrable domain that contains a protected brand (the name before the suffix of
     a protected domain, five letters or more, or four as a hyphen-separated word) together with
-    a keyword such as login, secure, account, verify, support, wallet or billing, compared by
-    skeleton. A brand standing as a whole hyphen-separated word beside a word of one or two
-    letters (`my-paypal`, `apple-id`) counts without a keyword, and so does the server's own
-    brand beside any word (`acmecorp-files.net` for a server on acmecorp.com). Brands own
+    a keyword such as login, secure, account, verify, support, refund, invoice or wallet (the
+    list, `data/phishing_keywords.txt`, is drawn from published phishing-detection tools and
+    names its sources). Lookalike spellings are folded first (0 for o, 1 for l or i, 3 for e,
+    4 for a, 5 for s, 7 for t, @ for a, rn for m, vv for w), and the finding shows the
+    spelling found. A brand standing as a whole hyphen-separated word beside a word of one or
+    two letters (`my-paypal`, `apple-id`) counts without a keyword, and so does the server's
+    own brand beside any word (`acmecorp-files.net` for a server on acmecorp.com). Brands own
     many hyphenated names with longer words (`google-analytics.com`): those need a keyword.
+    Brands that are ordinary words (apple, chase, target) are only looked for as whole words.
+
+    It blocks (high) when a second signal makes the trick certain: the brand spelt with
+    lookalike characters (`dr0pbox-transfer.net`, beside any word), or a keyword under a
+    hosting platform's suffix, where anyone can take the name (`paypal-resolution.netlify.app`;
+    a brand beside any other word there warns).
 
     ## Why is this bad?
     `paypal-secure.com` and `github-login.com` sound official but belong to whoever registered
-    them; brands rarely use such names, phishing kits use them constantly.
+    them; brands rarely use such names, phishing kits use them constantly. No brand spells its
+    own name with a zero.
 
     ## Example
     `https://paypal-secure.com/`, `https://github-login.com/`, `https://secureamazonlogin.net/`,
-    `https://my-paypal.co.uk/`.
+    `https://my-paypal.co.uk/`, `https://amaz0n-refunds.co/` (high).
     """
     report = _report(url, ctx)
     if report is None or url is None or not report.matches:
         return
     for match in report.of_kind(MatchKind.COMBO):
         keyword = match.detail.get("keyword", "")
+        spelt = match.detail.get("spelt")
+        hosting = match.detail.get("hosting_suffix")
+        name = f"'{spelt}', spelt to pass for {match.target}," if spelt else match.target
+        where = f" on {hosting}, where anyone can take a name" if hosting else ""
         yield Hit(
-            f"{_shown(url)} combines the name of {match.target} with the word '{keyword}'; "
+            f"{_shown(url)} combines the name of {name} with the word '{keyword}'{where}; "
             f"it is not {match.target}.",
             _evidence(url, match),
+            Severity.HIGH if match.stronger else None,
+        )
+
+
+@rule(
+    "UV307",
+    "protected-brand-as-label",
+    Severity.HIGH,
+    cwe=_LOOKALIKE_CWE,
+    hosts=DOMAIN_HOSTS,
+)
+def protected_brand_as_label(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A protected brand standing as a label of another site's host, with a phishing word.
+
+    ## What it does
+    Looks at the labels left of the registrable domain for a protected brand standing alone
+    (`dropbox.file-share-center.com`), as a hyphen-separated word (`secure-chase.`) or glued
+    to a keyword (`appleid.`), compared with lookalike spellings folded (`amaz0n.`). It reports
+    the brand only with a second signal: a keyword from the phishing list anywhere in the
+    host's name (`login.amazon.order-status-check.net`), or the brand spelt with lookalike
+    characters. A brand that is an ordinary word (apple, chase, target, square) warns instead
+    of blocking.
+
+    ## Why is this bad?
+    People read a host from the left and stop at the name they know; the site is the
+    registrable domain at the right, which the attacker owns. Real brands do not put their name
+    under a stranger's domain beside words like login or refund.
+
+    ## Example
+    `https://dropbox.file-share-center.com/`, `https://office365.secure-docs-portal.com/`,
+    `https://secure-chase.account-alerts.info/` (medium). Not flagged: `https://github.acme.com/`
+    (a company's own GitHub Enterprise: no second signal).
+    """
+    report = _report(url, ctx)
+    if report is None or url is None or not report.matches:
+        return
+    site = url.registrable_domain or url.host
+    for match in report.of_kind(MatchKind.BRAND_LABEL):
+        spelt = match.detail.get("spelt")
+        brand = (
+            f"'{spelt}', spelt to pass for {match.target}"
+            if spelt
+            else f"'{match.detail['brand']}'"
+        )
+        keyword = match.detail.get("keyword")
+        beside = f" beside the word '{keyword}'" if keyword else ""
+        yield Hit(
+            f"{_shown(url)} puts the name {brand}{beside} in front of another site: the site "
+            f"is {site}, not {match.target}.",
+            _evidence(url, match),
+            None if match.stronger else Severity.MEDIUM,
         )
