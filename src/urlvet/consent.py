@@ -24,12 +24,13 @@ import hashlib
 import html
 import json
 import re
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from urlvet.checks.transport import hidden_characters
-from urlvet.findings import Decision, Finding, Severity, Verdict
+from urlvet.findings import Decision, Finding, Severity, TlsFacts, Verdict
 from urlvet.server import Server, is_loopback_host
 from urlvet.url import HostKind, InvalidURL, ParsedURL, parse, to_unicode
 
@@ -153,6 +154,11 @@ class ConsentSummary(BaseModel):
 
     relation: Relation = Field(description="How the link relates to the server.")
     relation_text: str = Field(description="The relation in plain language.")
+    certificate: str | None = Field(
+        default=None,
+        description="What the TLS probe found, in plain language ('issued 2 days ago by ... "
+        "for ...'); None when no probe ran (it is off by default).",
+    )
 
     message: str | None = Field(description="The server's message exactly as sent.")
     message_visible: str | None = Field(
@@ -219,6 +225,7 @@ class ConsentSummary(BaseModel):
             userinfo=_userinfo(parsed),
             relation=relation,
             relation_text=relation_text,
+            certificate=certificate_text(verdict.tls) if verdict.tls is not None else None,
             message=message,
             message_visible=message_visible,
             message_hidden_characters=hidden_count,
@@ -297,6 +304,36 @@ def json_dumps(data: Any, indent: int | None = None) -> str:
         last = i + 1
     out.append(text[last:])
     return "".join(out)
+
+
+_RECENT_DAYS = 60  # younger certificates are dated in days ("issued 2 days ago")
+
+
+def certificate_text(facts: TlsFacts, now: datetime | None = None) -> str:
+    """What the TLS probe found, as the consent screen's 'Certificate' line."""
+    if facts.status == "untrusted":
+        return f"not trusted ({facts.detail or 'the chain does not verify'})"
+    if facts.status == "timeout":
+        return "no secure connection within the deadline: not checked"
+    if facts.status != "ok" or facts.valid_from is None:
+        return f"no secure connection ({facts.detail or 'the handshake failed'})"
+    issued = datetime.fromisoformat(facts.valid_from)
+    age = ((now or datetime.now(UTC)) - issued).days
+    if age < 0:
+        when = f"to be valid from {issued:%Y-%m-%d}"
+    elif age < _RECENT_DAYS:
+        when = "issued today" if age == 0 else f"issued {_plural(age, 'day')} ago"
+    else:
+        when = f"issued on {issued:%Y-%m-%d}"
+    names = ", ".join(facts.names[:3]) or "no names"
+    if len(facts.names) > 3:
+        names += f" and {len(facts.names) - 3} more"
+    by = facts.issuer or "an unnamed authority"
+    return f"{when} by {by} for {names} ({facts.version or 'TLS'})"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _reparse(href: str | None) -> ParsedURL | None:
@@ -570,6 +607,8 @@ def _render_text(s: ConsentSummary, colour: bool) -> str:
     if s.userinfo is not None:
         rows.append(("Userinfo", f"{_field(s.userinfo)}  (written before '@': NOT the site)"))
     rows.append(("Relation", _field(s.relation_text)))
+    if s.certificate is not None:
+        rows.append(("Certificate", _field(s.certificate)))
     for label, value in rows:
         lines.append(f"{label + ':':<10} {value}")
     if s.message is not None:
@@ -623,6 +662,8 @@ def _render_markdown(s: ConsentSummary) -> str:
     if s.userinfo is not None:
         rows.append(("Userinfo", f"{_md(_field(s.userinfo))} \\(written before @: NOT the site\\)"))
     rows.append(("Relation", _md(_field(s.relation_text))))
+    if s.certificate is not None:
+        rows.append(("Certificate", _md(_field(s.certificate))))
     out.extend(f"- **{label}:** {value}" for label, value in rows)
     if s.message is not None:
         text, note = _display_message(s)
@@ -753,6 +794,8 @@ def _render_html(s: ConsentSummary) -> str:
             )
         )
     rows.append(("Relation", f'<span id="relation">{_hv(_field(s.relation_text))}</span>'))
+    if s.certificate is not None:
+        rows.append(("Certificate", f'<span id="certificate">{_hv(_field(s.certificate))}</span>'))
     body = ["<dl>"] + [f"<dt>{_h(k)}</dt><dd>{v}</dd>" for k, v in rows] + ["</dl>"]
     if s.message is not None:
         text, note = _display_message(s)

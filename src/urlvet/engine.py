@@ -1,8 +1,10 @@
 """Vet one URL: parse it as a browser does, run the policy's rules, decide. Orchestration only.
 
 A :class:`Vetter` is built once from a policy and shared: it is immutable apart from its DNS
-cache, which is safe across threads and tasks. The offline part of a vet is pure; DNS, when
-the policy enables it, is the only I/O, and is bounded by the policy's deadline.
+and TLS caches, which are safe across threads and tasks. The offline part of a vet is pure;
+DNS, when the policy enables it, and the TLS probe, when the policy asks for it, are the only
+I/O, each bounded by the policy's deadline. The stages run in that order: offline rules, DNS,
+then the TLS probe, only for a URL not already blocked and only to an address DNS approved.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from urlvet.url import HostKind, InvalidURL, ParsedURL, parse
 
 if TYPE_CHECKING:
     from urlvet.resolve import Resolution, Resolver
+    from urlvet.tls import Probe, Prober
 
 # Longer input is not parsed at all: it is already blocked as over-long, and parsing and
 # classifying megabytes of text would only give an attacker a lever on our latency.
@@ -83,6 +86,15 @@ class Vetter:
 
         return Resolver(nameservers=self._compiled.nameservers, timeout=self._compiled.dns_timeout)
 
+    @cached_property
+    def prober(self) -> Prober | None:
+        """The TLS handshake prober (with its cache) when the policy asks for the probe."""
+        if not self._compiled.tls_probe:
+            return None
+        from urlvet.tls import Prober
+
+        return Prober(timeout=self._compiled.tls_timeout, ca_file=self._compiled.tls_ca_file)
+
     def vet(
         self, url: str | bytes, server: Server | str | None = None, *, message: str | None = None
     ) -> Verdict:
@@ -97,7 +109,12 @@ class Vetter:
         if resolver is not None and self._wants_dns(state):
             assert state.url is not None
             resolution = resolver.resolve(state.url.host.rstrip("."))
-        return self._finish(state, resolution)
+        self._add_dns(state, resolution)
+        probe = None
+        target = self._tls_target(state, resolution)
+        if target is not None and self.prober is not None:
+            probe = self.prober.probe(*target)
+        return self._finish(state, probe)
 
     async def avet(
         self, url: str | bytes, server: Server | str | None = None, *, message: str | None = None
@@ -109,12 +126,17 @@ class Vetter:
         if resolver is not None and self._wants_dns(state):
             assert state.url is not None
             resolution = await resolver.aresolve(state.url.host.rstrip("."))
-        return self._finish(state, resolution)
+        self._add_dns(state, resolution)
+        probe = None
+        target = self._tls_target(state, resolution)
+        if target is not None and self.prober is not None:
+            probe = await self.prober.aprobe(*target)
+        return self._finish(state, probe)
 
     def vet_offline(
         self, url: str | bytes, server: Server | str | None = None, *, message: str | None = None
     ) -> Verdict:
-        """Like :meth:`vet` but never resolves names, whatever the policy says."""
+        """Like :meth:`vet` but never resolves names nor probes, whatever the policy says."""
         return self._finish(self._offline(url, as_server(server), message), None)
 
     # -- internals ---------------------------------------------------------------------------
@@ -159,7 +181,7 @@ class Vetter:
         if (
             url is None
             or url.host_kind is not HostKind.DOMAIN
-            or url.scheme not in ("http", "https")
+            or (url.scheme not in ("http", "https") and not self._probes(url))
         ):
             return False
         if is_loopback_host(url):
@@ -171,18 +193,69 @@ class Vetter:
         block_at = self._compiled.block_at
         return not any(f.severity.rank >= block_at for f in state.findings)
 
-    def _finish(self, state: _Offline, resolution: Resolution | None) -> Verdict:
+    def _add_dns(self, state: _Offline, resolution: Resolution | None) -> None:
+        if resolution is None:
+            return
+        ctx = CheckContext(
+            settings=state.ctx.settings,
+            server=state.ctx.server,
+            raw=state.raw,
+            resolution=resolution,
+            message=state.ctx.message,
+        )
+        severities = self._compiled.severities
+        for rule in self._compiled.rules_dns:
+            for hit in rule.check(state.url, ctx):
+                state.findings.append(_finding(rule, hit, severities.get(rule.code)))
+
+    # -- the TLS stage (after DNS) -----------------------------------------------------------
+
+    def _probes(self, url: ParsedURL) -> bool:
+        return self._compiled.tls_probe and url.scheme in ("https", "wss")
+
+    def _tls_target(
+        self, state: _Offline, resolution: Resolution | None
+    ) -> tuple[str, int, str] | None:
+        """(address, port, host) to probe, or None: only an https:/wss: URL that nothing has
+        blocked, only to an address the DNS answer (or the IP literal) offers and every
+        address of the host may be probed (urlvet.tls.probe_address)."""
+        url = state.url
+        if url is None or not self._probes(url):
+            return None
+        compiled = self._compiled
+        block_at = compiled.block_at
+        if any(f.severity.rank >= block_at for f in state.findings):
+            return None  # nobody will open it: no reason to tell its operator we looked
+        if url.host_kind is HostKind.DOMAIN:
+            if resolution is None or not resolution.ok:
+                return None
+            candidates: tuple[str, ...] = resolution.addresses
+        elif url.host_kind in (HostKind.IPV4, HostKind.IPV6):
+            candidates = (url.host,)
+        else:
+            return None
+        from urlvet.tls import probe_address
+
+        address = probe_address(
+            candidates, compiled.settings.blocked_networks, compiled.tls_probe_networks
+        )
+        if address is None:
+            return None
+        return address, url.port or 443, url.host.rstrip(".")
+
+    def _finish(self, state: _Offline, probe: Probe | None = None) -> Verdict:
         findings = state.findings
-        if resolution is not None:
+        if probe is not None:
             ctx = CheckContext(
                 settings=state.ctx.settings,
                 server=state.ctx.server,
                 raw=state.raw,
-                resolution=resolution,
                 message=state.ctx.message,
+                tls=probe,
+                earlier=frozenset(f.code for f in findings),
             )
             severities = self._compiled.severities
-            for rule in self._compiled.rules_dns:
+            for rule in self._compiled.rules_tls:
                 for hit in rule.check(state.url, ctx):
                     findings.append(_finding(rule, hit, severities.get(rule.code)))
         if len(findings) > 1:
@@ -201,6 +274,7 @@ class Vetter:
                 "host_kind": url.host_kind.value if url is not None else None,
                 "registrable_domain": url.registrable_domain if url is not None else None,
                 "server": server.label() if server is not None else None,
+                "tls": _tls_facts(probe) if probe is not None else None,
             }
         )
         return verdict
@@ -225,6 +299,23 @@ def _finding(rule: Rule, hit: Hit, override: Severity | None) -> Finding:
         }
     )
     return finding
+
+
+def _tls_facts(probe: Probe) -> dict[str, Any]:
+    cert = probe.certificate
+    return {
+        "address": probe.address,
+        "port": probe.port,
+        "host": probe.host,
+        "status": probe.status,
+        "version": probe.version,
+        "issuer": cert.issuer if cert is not None else None,
+        "subject": cert.subject if cert is not None else None,
+        "names": cert.names if cert is not None else (),
+        "valid_from": cert.not_before.isoformat() if cert is not None else None,
+        "valid_to": cert.not_after.isoformat() if cert is not None else None,
+        "detail": probe.detail or None,
+    }
 
 
 def _order(f: Finding) -> tuple[int, str]:

@@ -15,12 +15,13 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from urlvet.feeds import EMPTY, FeedHit, FeedSet
 from urlvet.findings import Severity
 from urlvet.server import Server
 from urlvet.url import MAX_DOMAIN_LENGTH, HostKind, ParsedURL, first_parent_dot
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
-RuleKind = Literal["raw", "url", "dns", "message"]
+RuleKind = Literal["raw", "url", "dns", "tls", "message"]
 
 DOMAIN_HOSTS = frozenset({HostKind.DOMAIN})
 """For ``rule(hosts=...)``: rules about names."""
@@ -64,6 +65,20 @@ class CheckSettings:
     """Per server name: the domains it is expected to send users to."""
     lookalike: Any = None
     """The lookalike index compiled from the protected domains (see checks/lookalike.py)."""
+    blocked_domain_feeds: FeedSet = EMPTY
+    """Feeds of domains never to open (``domains.blocked_files``)."""
+    allowed_domain_feeds: FeedSet = EMPTY
+    """Feeds of domains the organisation vouches for (``domains.allowed_files``)."""
+    blocked_network_feeds: FeedSet = EMPTY
+    """Feeds of networks to block (``networks.blocked_files``)."""
+    blocked_urls: frozenset[str] = frozenset()
+    """URLs never to open: normalised hrefs without their fragment (``urls.blocked``)."""
+    blocked_url_feeds: FeedSet = EMPTY
+    """Feeds of URLs never to open (``urls.blocked_files``)."""
+    hsts_preloaded_severity: Severity | None = None
+    """UV101's severity for a host on the HSTS preload list (None: the rule's own)."""
+    new_certificate_days: int = 7
+    """A certificate issued fewer days ago than this is new (UV606)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +95,10 @@ class CheckContext:
     """The DNS answers for the host (urlvet.resolve.Resolution), for ``dns`` rules."""
     message: str | None = None
     """The server's message shown beside the URL, for ``message`` rules."""
+    tls: Any = None
+    """The TLS handshake probe's result (urlvet.tls.Probe), for ``tls`` rules."""
+    earlier: frozenset[str] = frozenset()
+    """For ``tls`` rules: the codes the earlier stages raised on this URL."""
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """Scratch space where rules that ask the same question about one URL (the six lookalike
     rules share one analysis) keep the answer, so that it is computed once per URL. Each entry
@@ -209,6 +228,17 @@ def host_matches(host: str, domains: AbstractSet[str]) -> str | None:
             return parent
         dot = name.find(".", dot + 1)
     return None
+
+
+def allowed_domain(host: str, settings: CheckSettings) -> str | None:
+    """The closest domain the policy vouches for (``domains.allowed`` or its feeds) equal to
+    ``host`` or a parent of it, or None."""
+    found = host_matches(host, settings.allowed_domains)
+    if settings.allowed_domain_feeds:
+        hit: FeedHit | None = settings.allowed_domain_feeds.match_domain(host)
+        if hit is not None and (found is None or len(hit.entry) > len(found)):
+            return hit.entry
+    return found
 
 
 def shortest_parent_in(host: str, domains: AbstractSet[str]) -> str | None:

@@ -8,6 +8,7 @@ from urllib.parse import unquote
 
 from urlvet.checks.base import CheckContext, Hit, rule
 from urlvet.findings import Severity
+from urlvet.hsts import hsts_preload_list_date, is_hsts_preloaded
 from urlvet.server import is_loopback_host
 from urlvet.url import HostKind, ParsedURL
 
@@ -47,16 +48,35 @@ def plaintext_http(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     Flags `http:` and `ws:` URLs. A local server (stdio, or a server on loopback) may send the
     user to a loopback `http:` page, as OAuth callbacks do; nobody else may.
 
+    An `http:` link to a host on Chromium's HSTS preload list (the host itself, or a parent
+    listed with its subdomains, preloaded TLDs such as `.dev` and `.app` included) is still
+    reported, with the fact in the message and evidence (`hsts_preloaded`): every major
+    browser upgrades it to `https:` before sending a byte. The policy's
+    `tls.hsts_preloaded_severity` sets the severity for those hosts (default: unchanged).
+
     ## Why is this bad?
     Anyone on the network path can read and change a plain-HTTP page: a sign-in or payment
-    page sent over it hands credentials to whoever is listening.
+    page sent over it hands credentials to whoever is listening. A preloaded host is safe
+    in a browser, but not in every program that may open the link.
 
     ## Example
     `http://accounts.example.com/login` (use `https://accounts.example.com/login`).
+
+    ## References
+    - RFC 6797: HTTP Strict Transport Security; https://hstspreload.org/
     """
     if url is None or url.scheme not in ("http", "ws"):
         return
     if ctx.server is not None and ctx.server.is_local and is_loopback_host(url):
+        return
+    if url.scheme == "http" and url.host_kind is HostKind.DOMAIN and is_hsts_preloaded(url.host):
+        yield Hit(
+            f"The link uses unencrypted http://, but {url.host_for_display} is on the HSTS "
+            "preload list: browsers open it over https:// before sending anything. Other "
+            "programs may not.",
+            {"scheme": url.scheme, "hsts_preloaded": True, "hsts_list": hsts_preload_list_date()},
+            ctx.settings.hsts_preloaded_severity,
+        )
         return
     yield Hit(
         f"The link uses unencrypted {url.scheme}://, so others on the network can read "
