@@ -1,20 +1,22 @@
 """Vet one URL: parse it as a browser does, run the policy's rules, decide. Orchestration only.
 
 A :class:`Vetter` is built once from a policy and shared: it is immutable apart from its DNS
-and TLS caches, which are safe across threads and tasks. The offline part of a vet is pure;
-DNS, when the policy enables it, and the TLS probe, when the policy asks for it, are the only
-I/O, each bounded by the policy's deadline. The stages run in that order: offline rules, DNS,
-then the TLS probe, only for a URL not already blocked and only to an address DNS approved.
+and TLS caches and its cache of per-host findings, which are safe across threads and tasks.
+The offline part of a vet is pure; DNS, when the policy enables it, and the TLS probe, when the
+policy asks for it, are the only I/O, each bounded by the policy's deadline. The stages run in
+that order: offline rules, DNS, then the TLS probe, only for a URL not already blocked and only
+to an address DNS approved.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from urlvet.checks.addresses import NEVER_RESOLVED_TLDS
-from urlvet.checks.base import CheckContext, Hit, Rule
+from urlvet.checks.base import CheckContext, Hit, Rule, host_view
 from urlvet.findings import Decision, Finding, Severity, Verdict
 from urlvet.policy import CompiledPolicy, Policy
 from urlvet.server import Server, as_server, is_loopback_host
@@ -28,6 +30,10 @@ if TYPE_CHECKING:
 # classifying megabytes of text would only give an attacker a lever on our latency.
 PARSE_LIMIT = 65_536
 
+HOST_CACHE_SIZE = 65_536
+"""How many (host, server) pairs a Vetter keeps the per-host findings of. An entry is a tuple
+of findings, empty for most hosts: 65,536 of them take a few tens of megabytes at most."""
+
 
 class _Offline(NamedTuple):
     # A tuple rather than a frozen dataclass: built for every URL, and cheaper to build.
@@ -40,33 +46,58 @@ class _Offline(NamedTuple):
 class Vetter:
     """Vets URLs under one policy. Immutable and safe to share across threads and tasks."""
 
-    __slots__ = ("__dict__", "_compiled", "_url_rules", "policy")
+    __slots__ = (
+        "__dict__",
+        "_compiled",
+        "_host_cache",
+        "_host_cache_size",
+        "_host_lock",
+        "_host_rules",
+        "_url_rules",
+        "policy",
+    )
     policy: Policy
     _compiled: CompiledPolicy
     _url_rules: Mapping[tuple[HostKind, bool], tuple[Rule, ...]]
+    _host_rules: Mapping[tuple[HostKind, bool], tuple[Rule, ...]]
+    _host_cache: dict[tuple[str, HostKind, Server | None], tuple[Finding, ...]]
+    _host_cache_size: int
+    _host_lock: threading.Lock
 
-    def __init__(self, policy: Policy | None = None) -> None:
+    def __init__(
+        self, policy: Policy | None = None, *, host_cache_size: int = HOST_CACHE_SIZE
+    ) -> None:
+        """A Vetter for ``policy`` (the default policy when None).
+
+        ``host_cache_size``: how many (host, server) pairs to keep the per-host findings of
+        (see :attr:`urlvet.checks.base.Rule.per_host`); 0 runs every rule on every URL.
+        """
         chosen = policy if policy is not None else Policy()
         compiled = chosen.compiled
+        if host_cache_size < 0:
+            raise ValueError("host_cache_size must be 0 or more")
         object.__setattr__(self, "policy", chosen)
         object.__setattr__(self, "_compiled", compiled)
         # The url rules that can fire, per host kind and whether a server asked: a third of
         # them cannot for a given URL (address-literal rules on a name, server rules with no
-        # server), and skipping them is a measurable share of vetting one URL.
-        object.__setattr__(
-            self,
-            "_url_rules",
-            {
-                (kind, has_server): tuple(
-                    r for r in compiled.rules_url if r.applies_to(kind, has_server)
-                )
-                for kind in HostKind
-                for has_server in (False, True)
-            },
-        )
+        # server), and skipping them is a measurable share of vetting one URL. The per-host
+        # ones apart, when there is a cache to keep their findings in.
+        cached = host_cache_size > 0
+        rules: dict[tuple[HostKind, bool], tuple[Rule, ...]] = {}
+        host_rules: dict[tuple[HostKind, bool], tuple[Rule, ...]] = {}
+        for kind in HostKind:
+            for has_server in (False, True):
+                fit = [r for r in compiled.rules_url if r.applies_to(kind, has_server)]
+                rules[kind, has_server] = tuple(r for r in fit if not (cached and r.per_host))
+                host_rules[kind, has_server] = tuple(r for r in fit if cached and r.per_host)
+        object.__setattr__(self, "_url_rules", rules)
+        object.__setattr__(self, "_host_rules", host_rules)
+        object.__setattr__(self, "_host_cache", {})
+        object.__setattr__(self, "_host_cache_size", host_cache_size)
+        object.__setattr__(self, "_host_lock", threading.Lock())
 
     def __setattr__(self, name: str, value: Any) -> None:
-        # Shared across threads and tasks: a Vetter never changes (its DNS cache aside).
+        # Shared across threads and tasks: a Vetter never changes (its caches aside).
         raise AttributeError(f"a Vetter is immutable: build a new one instead of setting {name!r}")
 
     def __delattr__(self, name: str) -> None:
@@ -133,6 +164,17 @@ class Vetter:
             probe = await self.prober.aprobe(*target)
         return self._finish(state, probe)
 
+    def vet_many(
+        self, urls: Iterable[str | bytes], server: Server | str | None = None
+    ) -> Iterator[Verdict]:
+        """The verdicts on ``urls``, in order, all asked for by ``server``: :meth:`vet` for
+        callers with many URLs (the server is parsed once; hosts that recur are judged once).
+
+        Raises :class:`urlvet.errors.InputError` at once for a malformed *server*.
+        """
+        asked_by = as_server(server)
+        return (self.vet(url, asked_by) for url in urls)
+
     def vet_offline(
         self, url: str | bytes, server: Server | str | None = None, *, message: str | None = None
     ) -> Verdict:
@@ -167,7 +209,11 @@ class Vetter:
             for hit in rule.check(parsed, ctx):
                 findings.append(_finding(rule, hit, severities.get(rule.code)))
         if parsed is not None:
-            for rule in self._url_rules[parsed.host_kind, server is not None]:
+            applicable = (parsed.host_kind, server is not None)
+            host_rules = self._host_rules[applicable]
+            if host_rules:
+                findings.extend(self._host_findings(parsed, server, host_rules))
+            for rule in self._url_rules[applicable]:
                 for hit in rule.check(parsed, ctx):
                     findings.append(_finding(rule, hit, severities.get(rule.code)))
         if message:
@@ -175,6 +221,32 @@ class Vetter:
                 for hit in rule.check(parsed, ctx):
                     findings.append(_finding(rule, hit, severities.get(rule.code)))
         return _Offline(raw, parsed, ctx, findings)
+
+    def _host_findings(
+        self, url: ParsedURL, server: Server | None, rules: tuple[Rule, ...]
+    ) -> tuple[Finding, ...]:
+        """The per-host rules' findings for the URL's host: computed once per (host, server)
+        on the host alone (:func:`host_view`), then reused for every URL on that host."""
+        key = (url.host, url.host_kind, server)
+        cache = self._host_cache
+        found = cache.get(key)
+        if found is None:
+            view = host_view(url)
+            ctx = CheckContext(settings=self._compiled.settings, server=server)
+            severities = self._compiled.severities
+            found = tuple(
+                _finding(rule, hit, severities.get(rule.code))
+                for rule in rules
+                for hit in rule.check(view, ctx)
+            )
+            with self._host_lock:
+                # First in, first out: the oldest host makes room (an audit's hosts come in
+                # runs; a log that cycles over more hosts than the cache holds only pays
+                # the rules again, as without a cache).
+                if len(cache) >= self._host_cache_size:
+                    del cache[next(iter(cache))]
+                cache[key] = found
+        return found
 
     def _wants_dns(self, state: _Offline) -> bool:
         url = state.url

@@ -123,7 +123,9 @@ def _local_callback(url: ParsedURL, ctx: CheckContext) -> bool:
     return ctx.server is not None and ctx.server.is_local and is_loopback_host(url)
 
 
-@rule("UV201", "non-public-address-literal", Severity.CRITICAL, cwe=918, hosts=IP_HOSTS)
+@rule(
+    "UV201", "non-public-address-literal", Severity.CRITICAL, cwe=918, hosts=IP_HOSTS, per_host=True
+)
 def non_public_address_literal(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """An IP-address host in a range that is not globally reachable, in any spelling.
 
@@ -158,7 +160,7 @@ def non_public_address_literal(url: ParsedURL | None, ctx: CheckContext) -> Iter
     )
 
 
-@rule("UV202", "localhost-name", Severity.CRITICAL, cwe=918, hosts=DOMAIN_HOSTS)
+@rule("UV202", "localhost-name", Severity.CRITICAL, cwe=918, hosts=DOMAIN_HOSTS, per_host=True)
 def localhost_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """The host `localhost` or a name under `.localhost`.
 
@@ -182,7 +184,7 @@ def localhost_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
         )
 
 
-@rule("UV203", "internal-name", Severity.HIGH, cwe=918, hosts=DOMAIN_HOSTS)
+@rule("UV203", "internal-name", Severity.HIGH, cwe=918, hosts=DOMAIN_HOSTS, per_host=True)
 def internal_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A host name that only resolves inside a private network.
 
@@ -295,7 +297,7 @@ def embedded_addresses(label_part: str) -> list[ipaddress.IPv4Address | ipaddres
 NEVER_RESOLVED_TLDS = frozenset({"onion"})
 
 
-@rule("UV209", "onion-service", Severity.MEDIUM, hosts=DOMAIN_HOSTS)
+@rule("UV209", "onion-service", Severity.MEDIUM, hosts=DOMAIN_HOSTS, per_host=True)
 def onion_service(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A Tor onion service (`.onion`).
 
@@ -389,7 +391,7 @@ def internal_target_in_parameter(url: ParsedURL | None, ctx: CheckContext) -> It
         return
 
 
-@rule("UV204", "address-in-name", Severity.CRITICAL, cwe=918, hosts=DOMAIN_HOSTS)
+@rule("UV204", "address-in-name", Severity.CRITICAL, cwe=918, hosts=DOMAIN_HOSTS, per_host=True)
 def address_in_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A name under a wildcard-DNS service that resolves to an address written in the name.
 
@@ -464,7 +466,7 @@ def address_in_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
 _REBINDING_SERVICES = frozenset({"rbndr.us"})
 
 
-@rule("UV205", "public-address-literal", Severity.MEDIUM, hosts=IP_HOSTS)
+@rule("UV205", "public-address-literal", Severity.MEDIUM, hosts=IP_HOSTS, per_host=True)
 def public_address_literal(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A public IP address instead of a name.
 
@@ -560,7 +562,7 @@ def obfuscated_address(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
 _IPV4_IN_IPV6_FORMS = frozenset({"ipv4-mapped", "ipv4-compatible", "ipv4-translated"})
 
 
-@rule("UV207", "blocked-network", Severity.CRITICAL, cwe=918, hosts=IP_HOSTS)
+@rule("UV207", "blocked-network", Severity.CRITICAL, cwe=918, hosts=IP_HOSTS, per_host=True)
 def blocked_network(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """An IP-address host in a network the policy blocks.
 
@@ -605,7 +607,7 @@ def blocked_network(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     )
 
 
-@rule("UV208", "blocked-domain", Severity.CRITICAL, hosts=DOMAIN_HOSTS)
+@rule("UV208", "blocked-domain", Severity.CRITICAL, hosts=DOMAIN_HOSTS, per_host=True)
 def blocked_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A host the policy blocks.
 

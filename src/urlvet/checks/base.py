@@ -128,6 +128,14 @@ class Rule:
     """For a ``url`` rule: the only host kinds it can fire on (None: any kind)."""
     needs_server: bool = False
     """For a ``url`` rule: True when it can only fire for a URL that a server asked for."""
+    per_host: bool = False
+    """For a ``url`` rule: True when its hits depend only on the URL's host, the server and the
+    policy, so that the engine runs it once per (host, server) and reuses the hits for every
+    URL on that host. Such a rule is given :func:`host_view` of the URL: it must read nothing
+    but the host's fields (``host``, ``host_unicode``, ``host_kind``, ``registrable_domain``,
+    ``public_suffix``, ``suffix_is_private``, ``ip``) and the context's ``settings`` and
+    ``server``. A rule that also reads the scheme, the user info, the port, the path, the
+    query, the fragment or the raw text stays per URL (the default)."""
 
     def applies_to(self, host_kind: HostKind, has_server: bool) -> bool:
         """False when the rule cannot fire on such a URL, so the engine need not run it (the
@@ -161,12 +169,17 @@ def rule(
     cwe: int | None = None,
     hosts: Iterable[HostKind] | None = None,
     needs_server: bool = False,
+    per_host: bool = False,
 ) -> Callable[[CheckFn], CheckFn]:
     """Register a check under ``code``. Its docstring is the rule's documentation.
 
     ``hosts`` and ``needs_server`` declare which URLs a ``url`` rule can fire on at all (see
-    :meth:`Rule.applies_to`); the engine skips the rule for the others.
+    :meth:`Rule.applies_to`); the engine skips the rule for the others. ``per_host`` declares
+    that its hits depend on the host, the server and the policy only (see
+    :attr:`Rule.per_host`); the engine then computes them once per host.
     """
+    if per_host and kind != "url":
+        raise ValueError(f"{code}: only a url rule can be per_host")
     if not _CODE.match(code):
         raise ValueError(f"bad rule code {code!r}")
 
@@ -185,10 +198,38 @@ def rule(
             cwe=cwe,
             hosts=frozenset(hosts) if hosts is not None else None,
             needs_server=needs_server,
+            per_host=per_host,
         )
         return fn
 
     return register
+
+
+def host_view(url: ParsedURL) -> ParsedURL:
+    """``url`` reduced to its host: what a ``per_host`` rule is given.
+
+    Everything that is not a fact about the host is blank (no scheme, user info, port, path,
+    query or fragment; no raw text), so a per-host rule's hits are a function of the host
+    alone by construction and cannot depend on which URL of the host came first.
+    """
+    return ParsedURL(
+        raw="",
+        href="",
+        scheme="",
+        username="",
+        password="",
+        host=url.host,
+        host_unicode=url.host_unicode,
+        host_kind=url.host_kind,
+        port=None,
+        pathname="",
+        search="",
+        hash="",
+        registrable_domain=url.registrable_domain,
+        public_suffix=url.public_suffix,
+        suffix_is_private=url.suffix_is_private,
+        ip=url.ip,
+    )
 
 
 def defined_rules() -> Mapping[str, Rule]:
