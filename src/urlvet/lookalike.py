@@ -139,6 +139,10 @@ MIN_NO_SEPARATOR_EMBEDDED_LENGTH = 5
 MIN_COMBO_BRAND_LENGTH = 5
 """A brand found anywhere inside a label; ``ebay-login`` style whole tokens need only 4."""
 MIN_COMBO_TOKEN_BRAND_LENGTH = 4
+MIN_COMBO_KEYWORD_TOKEN_LENGTH = 3
+"""A three-letter brand counts as a whole word beside a keyword when its skeleton has four
+characters (``msn``, whose m reads as rn: ``msn-support``), as Chromium measures; ``len-online``
+does not."""
 
 MAX_BRAND_AND_WORD_OTHER = 2
 """A protected brand as a whole word beside other words this short (``my-paypal``,
@@ -482,6 +486,8 @@ class _Tables:
 
     keywords: dict[str, str]
     """Combo-squatting keywords with lookalike spellings folded -> the keyword as written."""
+    keyword_pattern: re.Pattern[str]
+    """Finds every folded keyword in a folded label, overlapping ones too, in one pass."""
     by_skeleton: _Buckets
     """Whole-domain skeleton -> targets (homoglyphs)."""
     by_label: _Buckets
@@ -506,12 +512,18 @@ class _Tables:
 _QUICK_CHARS = str.maketrans(_SPELLING_CHARS)
 
 
-def _brand_fold(t: _Target) -> str:
-    """The protected label as :func:`fold_spelling` folds it (the same string, faster)."""
-    text = t.label if t.label.isascii() else min(t.label_skeletons)
+def _quick_fold(text: str) -> str:
+    """:func:`fold_spelling`'s folded string, without the positions (the same string, faster:
+    the pairs share no letter, so replacing them one after another scans as it does)."""
     for pair, single in _SPELLING_PAIRS.items():
-        text = text.replace(pair, single)
+        if pair in text:
+            text = text.replace(pair, single)
     return text.translate(_QUICK_CHARS)
+
+
+def _brand_fold(t: _Target) -> str:
+    """The protected label as :func:`fold_spelling` folds it."""
+    return _quick_fold(t.label if t.label.isascii() else min(t.label_skeletons))
 
 
 def _compile_tables(sites: Mapping[str, str], keywords: Iterable[str]) -> _Tables:
@@ -556,15 +568,21 @@ def _compile_tables(sites: Mapping[str, str], keywords: Iterable[str]) -> _Table
         if len(t.label) >= MIN_EMBEDDED_LENGTH:
             _add(by_label_skeleton, t.spelt_skeletons[0], t)
         brand = _brand_fold(t)
-        if len(brand) >= MIN_COMBO_TOKEN_BRAND_LENGTH:
+        if len(brand) >= MIN_COMBO_KEYWORD_TOKEN_LENGTH:
             _add(brand_folds, brand, t)
             if len(brand) >= MIN_COMBO_BRAND_LENGTH and t.label not in COMMON_WORD_BRANDS:
                 substring_lengths.add(len(brand))
         if len(t.label) >= MIN_NO_SEPARATOR_EMBEDDED_LENGTH:
             for sk in t.nosep_skeletons:
                 _add(by_nosep, sk, t)
+    folded_keywords = {_folded(k): k for k in reversed(tuple(keywords))}
     return _Tables(
-        keywords={_folded(k): k for k in reversed(tuple(keywords))},
+        keywords=folded_keywords,
+        keyword_pattern=re.compile(
+            "(?=("
+            + "|".join(re.escape(k) for k in sorted(folded_keywords, key=lambda k: (-len(k), k)))
+            + "))"
+        ),
         by_skeleton=by_skeleton,
         by_label=by_label,
         by_fold_deletion=by_fold_deletion,
@@ -1103,22 +1121,37 @@ def _embedded(
     return out
 
 
-@dataclass(frozen=True, slots=True)
 class _Spelling:
-    """A host label (lower case) with lookalike spellings folded, for brand and keyword search."""
+    """A host label (lower case) with lookalike spellings folded, for brand and keyword search.
 
-    written: str
-    folded: str
-    starts: tuple[int, ...] | None
-    """Where each folded character starts in ``written``; None when the two do not align (a
-    label in another script, read through its skeleton): then a match shows the whole label."""
+    Where each folded character came from is worked out only when a match is shown.
+    """
+
+    __slots__ = ("_source", "_starts", "folded", "written")
+
+    def __init__(self, written: str, source: str | None) -> None:
+        self.written = written
+        # What was folded: the label itself, or (another script) its skeleton, which is only
+        # comparable letter for letter when it has the label's length.
+        self._source = source
+        self.folded = _quick_fold(source if source is not None else written)
+        self._starts: tuple[int, ...] | None = None
+
+    @property
+    def aligned(self) -> bool:
+        """Whether folded positions can be traced back to the written label."""
+        return self._source is None or len(self._source) == len(self.written)
 
     def original(self, start: int, end: int) -> str:
-        """The written text that the folded span ``[start, end)`` came from."""
-        if self.starts is None:
+        """The written text that the folded span ``[start, end)`` came from (the whole label
+        when the two cannot be aligned)."""
+        if not self.aligned:
             return self.written
-        a = self.starts[start]
-        b = self.starts[end] if end < len(self.starts) else len(self.written)
+        if self._starts is None:
+            self._starts = fold_spelling(self._source or self.written)[1]
+        starts = self._starts
+        a = starts[start]
+        b = starts[end] if end < len(starts) else len(self.written)
         return self.written[a:b]
 
     def tokens(self) -> list[tuple[int, int]]:
@@ -1131,18 +1164,15 @@ _WORD = re.compile(r"[^-]+")
 
 def _spelling(label: str) -> _Spelling:
     if label.isascii():
-        folded, starts = fold_spelling(label)
-        return _Spelling(label, folded, starts)
+        return _Spelling(label, None)
     # Another script: through its skeleton, so that Cyrillic а is a.
-    skeleton = min(confusables.skeletons(label)).lower()
-    folded, starts = fold_spelling(skeleton)
-    return _Spelling(label, folded, starts if len(skeleton) == len(label) else None)
+    return _Spelling(label, min(confusables.skeletons(label)).lower())
 
 
 def _keywords_in(tables: _Tables, text: str) -> list[str]:
-    """The (folded) keywords written in ``text``, short ones only where a word may start or end
-    (see :func:`_keyword_beside`, which checks where)."""
-    return [k for k in tables.keywords if k in text]
+    """The (folded) keywords written in ``text``, overlapping ones too, longest first at each
+    place; short ones are checked for word boundaries where they are used."""
+    return list(dict.fromkeys(m.group(1) for m in tables.keyword_pattern.finditer(text)))
 
 
 def _is_spelt_differently(spelt: str, target: _Target) -> bool:
@@ -1179,6 +1209,8 @@ def _combo(
     """
     sp = _spelling(label)
     text = sp.folded
+    if any(t.label in brands for t in _brand_targets(tables, text, extra, inside_word=False)):
+        return []  # the label is a protected name already reported (okta-emеа: a homoglyph)
     hosting = private and suffix not in ACCOUNT_NAMESPACE_SUFFIXES
     present = _keywords_in(tables, text)
     # (start, end, targets, glued keyword or None)
@@ -1200,8 +1232,12 @@ def _combo(
             # The whole label: a brand alone is the near-miss or other-suffix rules' case,
             # unless a keyword is glued to it ("appleid", "securechase").
             pass
-        elif len(token) >= MIN_COMBO_TOKEN_BRAND_LENGTH:
-            targets = _brand_targets(tables, token, extra, inside_word=False)
+        elif len(token) >= MIN_COMBO_KEYWORD_TOKEN_LENGTH:
+            targets = tuple(
+                t
+                for t in _brand_targets(tables, token, extra, inside_word=False)
+                if len(min(t.label_skeletons)) >= MIN_COMBO_TOKEN_BRAND_LENGTH
+            )
             if targets:
                 hits.append((a, b, targets))
         for kw in present:
@@ -1243,7 +1279,7 @@ def _combo(
                 tables.keywords[keyword],
                 lookalike or strong,
             )
-        elif word is None:
+        elif word is None or end - start < MIN_COMBO_TOKEN_BRAND_LENGTH:
             continue
         elif (
             lookalike
@@ -1271,7 +1307,7 @@ def _word_beside(sp: _Spelling, start: int, end: int) -> str | None:
     text = sp.folded
     if (start > 0 and text[start - 1] != "-") or (end < len(text) and text[end] != "-"):
         return None
-    if sp.starts is None:
+    if not sp.aligned:
         before, after = text[:start], text[end:]
     else:
         before = sp.original(0, start) if start > 0 else ""
@@ -1336,11 +1372,15 @@ def _brand_labels(
     for sp in named[: len(subdomains)]:
         text = sp.folded
         candidates: list[tuple[int, int, str | None]] = [(0, len(text), None)]
-        for a, b in sp.tokens():
+        whole = _brand_targets(tables, text, extra, inside_word=False)
+        if any(t.label in brands for t in whole):
+            continue  # a protected name already reported (an embedded okta-emea.com)
+        present = _keywords_in(tables, text) if not whole else []
+        for a, b in [] if whole else sp.tokens():
             if (a, b) != (0, len(text)):
                 candidates.append((a, b, None))
             token = text[a:b]
-            for kw in tables.keywords:
+            for kw in present:
                 if len(token) > len(kw) and token.startswith(kw):
                     candidates.append((a + len(kw), b, kw))
                 elif len(token) > len(kw) and token.endswith(kw):
