@@ -557,3 +557,25 @@ def test_an_error_code_written_as_a_float_is_still_read() -> None:
     message["error"]["code"] = -32042.0  # a JavaScript client reads it as -32042
     assert parse_message(message).shape == "url_elicitation_required"
     assert might_carry_url(json.dumps(message))
+
+
+def test_the_public_surface_of_urlvet_mcp_is_pinned() -> None:
+    # The proxy and the hook build on these names; a change here is a change of contract.
+    import urlvet.mcp
+    import urlvet.mcp.answers
+    import urlvet.mcp.wire
+
+    assert set(urlvet.mcp.__all__) <= {
+        *urlvet.mcp.wire.__all__,
+        *urlvet.mcp.answers.__all__,
+        "ConsentUI",
+        "VettedElicitation",
+        "guard_elicitation",
+        "guard_elicitation_error",
+        "vet_elicitation_error",
+    }
+    assert {"parse_message", "url_requests", "might_carry_url", "proxy_action"} <= set(
+        urlvet.mcp.__all__
+    )
+    for name in urlvet.mcp.__all__:
+        assert getattr(urlvet.mcp, name) is not None

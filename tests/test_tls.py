@@ -322,19 +322,22 @@ def test_a_closed_port_is_uv601(vetter: Vetter, servers: dict[str, TlsServer]) -
 
 
 def test_a_server_that_accepts_and_never_answers_is_uv607_within_the_deadline(
-    vetter: Vetter, servers: dict[str, TlsServer]
+    vetter: Vetter, pki: Pki, servers: dict[str, TlsServer]
 ) -> None:
-    url = url_of(servers, "silent")
+    verdict = vet_both(vetter, url_of(servers, "silent"))
+    assert verdict.codes == ("UV607",)
+    assert servers["silent"].connections, "the probe did reach the silent server"
+    # The probe alone (a vet adds its DNS lookup): the deadline must end a handshake that
+    # never comes. Not a speed figure: generous slack for a loaded machine; without the
+    # bound this would hang.
+    target = (ALLOWED, servers["silent"].port, _name("silent"))
     started = time.monotonic()
-    verdict = Vetter(vetter.policy).vet(url)
+    result = Prober(timeout=TIMEOUT, ca_file=str(pki.ca_file)).probe(*target)
     sync_took = time.monotonic() - started
     started = time.monotonic()
-    async_verdict = asyncio.run(Vetter(vetter.policy).avet(url))
+    async_result = asyncio.run(Prober(timeout=TIMEOUT, ca_file=str(pki.ca_file)).aprobe(*target))
     async_took = time.monotonic() - started
-    assert verdict.codes == async_verdict.codes == ("UV607",)
-    assert servers["silent"].connections, "the probe did reach the silent server"
-    # Not a speed figure: the deadline must end a handshake that never comes (generous
-    # slack for a loaded machine; without the bound this would hang).
+    assert result.status == async_result.status == "timeout"
     assert TIMEOUT * 0.9 <= sync_took < TIMEOUT + 2.0
     assert TIMEOUT * 0.9 <= async_took < TIMEOUT + 2.0
 
@@ -657,6 +660,55 @@ def test_consent_tls_shows_the_certificate_line(
     assert summary["certificate"].startswith("issued 1 day ago by Urlvet Test CA")
 
 
+def test_consent_and_hook_probe_only_when_asked(
+    nsd: tuple[str, int], pki: Pki, servers: dict[str, TlsServer], tmp_path: Path
+) -> None:
+    args = [a for a in _cli_args(nsd, pki, tmp_path / "p.json") if a != "--tls"]
+    good = servers["good"]
+    before = len(good.connections)
+    url = url_of(servers, "good")
+    consent = CliRunner().invoke(
+        main, ["consent", *args, "--server", "https://mcp.example.com/mcp", url]
+    )
+    assert consent.exit_code == 0, consent.output
+    assert "Certificate:" not in consent.output
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "elicitation/create",
+        "params": {"mode": "url", "message": "Go", "url": url, "elicitationId": "e1"},
+    }
+    hook = CliRunner().invoke(
+        main,
+        ["hook", *args, "--server", "https://mcp.example.com/mcp"],
+        input=json.dumps(message) + "\n",
+    )
+    assert hook.exit_code == 0, hook.output
+    assert '"tls":null' in hook.output.replace(" ", "")
+    time.sleep(0.2)
+    assert len(good.connections) == before
+
+
+def test_consent_html_shows_the_certificate_escaped(
+    nsd: tuple[str, int], pki: Pki, servers: dict[str, TlsServer], tmp_path: Path
+) -> None:
+    args = _cli_args(nsd, pki, tmp_path / "p.json")
+    result = CliRunner().invoke(
+        main,
+        [
+            "consent",
+            *args,
+            "--server",
+            "https://mcp.example.com/mcp",
+            "--format",
+            "html",
+            url_of(servers, "self-signed"),
+        ],
+    )
+    assert result.exit_code == 1, result.output
+    assert '<span id="certificate">not trusted (self-signed certificate)</span>' in result.output
+
+
 def test_audit_tls_probes_each_target_once(nsd: tuple[str, int], pki: Pki, tmp_path: Path) -> None:
     chain, key = pki.leaf(_name("good"))
     with TlsServer(ALLOWED, "tls", chain, key) as server:
@@ -721,4 +773,5 @@ def test_version_names_the_hsts_preload_list_date() -> None:
 
     result = CliRunner().invoke(main, ["--version"])
     assert result.exit_code == 0
-    assert f"HSTS preload list: {hstspreload.__version__}" in result.output
+    year, month, day = (int(p) for p in hstspreload.__version__.split("."))
+    assert f"HSTS preload list: {year:04d}-{month:02d}-{day:02d}" in result.output

@@ -29,9 +29,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from urlvet.checks.transport import hidden_characters
 from urlvet.findings import Decision, Finding, Severity, TlsFacts, Verdict
 from urlvet.server import Server, is_loopback_host
+from urlvet.text import clip, clip_middle, hidden_characters, more_characters, visible
 from urlvet.url import HostKind, InvalidURL, ParsedURL, parse, to_unicode
 
 Relation = Literal["same-site", "trusted-third-party", "unrelated", "local", "unknown"]
@@ -285,23 +285,6 @@ def summarize(
 # -- building ------------------------------------------------------------------------------
 
 
-def visible(text: str, *, keep_newlines: bool = False) -> str:
-    """``text`` with every control, bidi and invisible character replaced by ``⟨U+XXXX⟩``.
-
-    With ``keep_newlines``, line feeds stay line breaks (a carriage return is still shown).
-    """
-    marks = {i: code for i, code, _ in hidden_characters(text)}
-    if not marks:
-        return text
-    out = []
-    for i, ch in enumerate(text):
-        if i in marks and not (keep_newlines and ch == "\n"):
-            out.append(f"⟨{marks[i]}⟩")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
 def json_dumps(data: Any, indent: int | None = None) -> str:
     """JSON text with Unicode kept readable but every hidden character written as ``\\uXXXX``.
 
@@ -522,27 +505,7 @@ def _href_parts(url: ParsedURL) -> HrefParts | None:
     )
 
 
-# -- shared display helpers ----------------------------------------------------------------
-
-
-def _cut(text: str, limit: int) -> tuple[str, int]:
-    """(shown, cut): the first ``limit`` characters and how many were left out."""
-    if len(text) <= limit:
-        return text, 0
-    return text[:limit], len(text) - limit
-
-
-def _cut_middle(text: str, limit: int) -> tuple[str, str, int]:
-    """(head, tail, cut): keep both ends of ``text``; the end nearest the site matters most."""
-    if len(text) <= limit:
-        return text, "", 0
-    head = max(limit // 4, 1)
-    tail = limit - head
-    return text[:head], text[-tail:], len(text) - head - tail
-
-
-def _more(n: int) -> str:
-    return f"… [{n:,} more characters not shown]"
+# -- display pieces (hidden characters and clipping: urlvet.text) ---------------------------
 
 
 def _display_url(summary: ConsentSummary) -> list[tuple[str, str]]:
@@ -555,23 +518,23 @@ def _display_url(summary: ConsentSummary) -> list[tuple[str, str]]:
     parts = summary.href_parts
     if parts is None:
         raw = summary.href if summary.href is not None else summary.url
-        shown, cut = _cut(visible(raw), URL_DISPLAY_LIMIT)
+        shown, cut = clip(visible(raw), URL_DISPLAY_LIMIT)
         pieces.append(("text", shown))
         if cut:
-            pieces.append(("cut", _more(cut)))
+            pieces.append(("cut", more_characters(cut)))
         return [p for p in pieces if p[1]]
     pieces.append(("text", parts.scheme))
     for kind, text in (("userinfo", parts.userinfo), ("text", parts.subdomains)):
-        head, tail, cut = _cut_middle(visible(text), URL_PREFIX_LIMIT)
+        head, tail, cut = clip_middle(visible(text), URL_PREFIX_LIMIT)
         pieces.append((kind, head))
         if cut:
             pieces.append(("cut", f" … [{cut:,} characters not shown] … "))
             pieces.append((kind, tail))
     pieces.append(("site", visible(parts.site)))
-    after, cut = _cut(visible(parts.after), URL_DISPLAY_LIMIT)
+    after, cut = clip(visible(parts.after), URL_DISPLAY_LIMIT)
     pieces.append(("text", after))
     if cut:
-        pieces.append(("cut", _more(cut)))
+        pieces.append(("cut", more_characters(cut)))
     return [p for p in pieces if p[1]]
 
 
@@ -590,7 +553,7 @@ def _display_message(summary: ConsentSummary) -> tuple[str, str | None]:
     if len(lines) > MESSAGE_LINE_LIMIT:
         notes.append(f"{len(lines) - MESSAGE_LINE_LIMIT:,} more lines")
         text = "\n".join(lines[:MESSAGE_LINE_LIMIT])
-    text, cut = _cut(text, MESSAGE_DISPLAY_LIMIT)
+    text, cut = clip(text, MESSAGE_DISPLAY_LIMIT)
     if cut:
         notes.append(f"{cut:,} more characters")
     note = f"[{' and '.join(notes)} not shown]" if notes else None
@@ -600,8 +563,8 @@ def _display_message(summary: ConsentSummary) -> tuple[str, str | None]:
 def _field(text: str | None, limit: int = FIELD_DISPLAY_LIMIT) -> str:
     if text is None:
         return ""
-    shown, cut = _cut(visible(text), limit)
-    return shown + (_more(cut) if cut else "")
+    shown, cut = clip(visible(text), limit)
+    return shown + (more_characters(cut) if cut else "")
 
 
 def _host_line(summary: ConsentSummary) -> str | None:

@@ -35,10 +35,16 @@ def is_hsts_preloaded(host: str) -> bool:
 
 
 def hsts_preload_list_date() -> str:
-    """The date of the bundled HSTS preload list (the ``hstspreload`` release)."""
+    """The date of the bundled HSTS preload list: the ``hstspreload`` release, which is
+    numbered by date (2025.1.1 -> 2025-01-01)."""
     import hstspreload
 
-    return str(hstspreload.__version__)
+    version = str(hstspreload.__version__)
+    parts = version.split(".")
+    if len(parts) == 3 and all(p.isdigit() for p in parts):
+        year, month, day = (int(p) for p in parts)
+        return f"{year:04d}-{month:02d}-{day:02d}"
+    return version
 
 
 @cache

@@ -35,6 +35,8 @@ from typing import Any, Literal, NamedTuple, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from urlvet.text import one_line
+
 INTERACTION_REQUIRED = -32003
 """The draft user-interaction proposal's error: an interaction is needed first."""
 INTERACTION_DECLINED = -32099
@@ -416,7 +418,7 @@ def _optional_str(params: Mapping[str, Any], key: str) -> str | None:
 
 
 def _clip(value: object) -> str:
-    return str(value)[:KEY_DISPLAY_LIMIT]
+    return one_line(str(value), KEY_DISPLAY_LIMIT)
 
 
 def _parse_interaction_create(data: dict[str, Any], msg_id: JsonId | None) -> ParsedMessage:
