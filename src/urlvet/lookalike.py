@@ -1339,6 +1339,11 @@ def _keyword_beside(text: str, start: int, end: int, keywords: list[str]) -> str
     return None
 
 
+MAX_BRAND_LABELS = 12
+"""Labels read from the left of a host for a brand (a screen shows no more; a host of
+thousands of labels costs no more than one of twelve)."""
+
+
 def _brand_labels(
     tables: _Tables,
     host_unicode: str,
@@ -1358,10 +1363,13 @@ def _brand_labels(
     labels = host_unicode.split(".")
     in_site = registrable.count(".") + 1
     in_suffix = suffix.count(".") + 1
-    subdomains = labels[: len(labels) - in_site]
+    # The leftmost labels, which a person reads first, and the site's own name.
+    subdomains = labels[: len(labels) - in_site][:MAX_BRAND_LABELS]
     if not subdomains:
         return []
-    named = [_spelling(label) for label in labels[: len(labels) - in_suffix] if label]
+    site_named = labels[len(labels) - in_site : len(labels) - in_suffix]
+    read = [_spelling(label) for label in subdomains if label]
+    named = [*read, *(_spelling(label) for label in site_named if label)]
     keyword_words = {
         sp.folded[a:b]: sp
         for sp in named
@@ -1369,7 +1377,7 @@ def _brand_labels(
         if sp.folded[a:b] in tables.keywords
     }
     out: list[LookalikeMatch] = []
-    for sp in named[: len(subdomains)]:
+    for sp in read:
         text = sp.folded
         candidates: list[tuple[int, int, str | None]] = [(0, len(text), None)]
         whole = _brand_targets(tables, text, extra, inside_word=False)
