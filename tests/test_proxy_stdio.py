@@ -36,9 +36,11 @@ TIMEOUT = 30.0
 class Proxied:
     """The proxy in front of the scripted server, driven as a client drives it."""
 
-    def __init__(self, *options: str, server_args: tuple[str, ...] = ()) -> None:
+    def __init__(self, *options: str, server_args: tuple[str, ...] = (), dns: bool = False) -> None:
         cmd = proxy_command(
-            "--no-dns", *options, command=[sys.executable, str(JSONRPC_SERVER), *server_args]
+            *(() if dns else ("--no-dns",)),
+            *options,
+            command=[sys.executable, str(JSONRPC_SERVER), *server_args],
         )
         self.proc = subprocess.Popen(
             cmd,
@@ -438,3 +440,35 @@ def test_log_lines_and_urlvet_audit_reads_them(tmp_path: Path) -> None:
     found = [json.loads(line) for line in audit.stdout.splitlines()]
     by_url = {f["url"]: f["decision"] for f in found}
     assert by_url == {BLOCKED: "block", ALLOWED: "allow", WARNED: "warn"}
+
+
+def test_sigterm_to_the_proxy_stops_the_child_and_exits_with_its_status() -> None:
+    p = Proxied()
+    p.until_response(p.request("ping"))  # both running
+    child = int(
+        subprocess.run(
+            ["pgrep", "-P", str(p.proc.pid)], capture_output=True, text=True, check=False
+        ).stdout.split()[0]
+    )
+    p.proc.send_signal(signal.SIGTERM)
+    # The child's stdin is closed first: it ends on its own, with status 0.
+    assert p.proc.wait(timeout=TIMEOUT) == 0
+    time.sleep(0.2)
+    assert not _alive(child)
+
+
+@pytest.mark.dns
+def test_with_dns_a_name_that_resolves_into_the_network_is_declined(
+    nsd: tuple[str, int],
+) -> None:
+    host, port = nsd
+    p = Proxied("--dns", "--nameserver", f"{host}:{port}", dns=True)
+    try:
+        private = _elicit(1, "https://private-10.urlvet.test/login")
+        public = _elicit(2, "https://public.urlvet.test/login")
+        assert p.script(private, public) == [public.encode() + b"\n"]
+        assert _replies_to(p.received(), 1) == [
+            {"jsonrpc": "2.0", "id": 1, "result": {"action": "decline"}}
+        ]
+    finally:
+        p.close()

@@ -664,6 +664,7 @@ def hook_cmd(
     "--dns/--no-dns", "dns", default=None, help="Resolve names (default: as the policy says)."
 )
 @click.option("--nameserver", multiple=True, metavar="HOST[:PORT]", help="Nameserver to ask.")
+@tls_options
 def proxy_cmd(
     command: tuple[str, ...],
     server: str | None,
@@ -676,6 +677,8 @@ def proxy_cmd(
     ignore: tuple[str, ...],
     dns: bool | None,
     nameserver: tuple[str, ...],
+    tls: bool | None,
+    ca_file: str | None,
 ) -> None:
     """Vet every URL an MCP server asks the client to open, between the two.
 
@@ -689,7 +692,7 @@ def proxy_cmd(
     """
     from urlvet.mcp.proxy import run_proxy
 
-    policy = build_policy(policy_path, select, ignore, dns, nameserver)
+    policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
     try:
         status = run_proxy(
             policy,

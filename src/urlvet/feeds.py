@@ -39,13 +39,14 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import accumulate, repeat
 from operator import add, mul, rshift
 from pathlib import Path
 from typing import Literal
 
 from urlvet.errors import PolicyError
-from urlvet.url import MAX_DOMAIN_LENGTH, HostKind, InvalidURL, first_parent_dot, parse
+from urlvet.url import MAX_DOMAIN_LENGTH, HostKind, InvalidURL, parse
 
 FeedKind = Literal["domains", "networks", "urls"]
 FeedFormat = Literal["auto", "domains", "hosts", "adblock", "urls", "cidr", "csv"]
@@ -53,7 +54,7 @@ OnError = Literal["error", "skip"]
 
 CACHE_ENV = "URLVET_CACHE_DIR"
 """Environment variable naming the cache directory; set it empty to turn the cache off."""
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 """Bumped whenever the table layout or the parsing of any format changes."""
 MAX_ENTRIES = 1 << 24
 """Entries one feed file may hold (the index bits packed beside the hash)."""
@@ -137,6 +138,8 @@ class FeedTable:
     """The first few skipped lines: (line, reason)."""
     prefixes: tuple[tuple[int, int], ...] = ()
     """For network feeds: the (IP version, prefix length) pairs present, longest first."""
+    single_labels: bool = False
+    """True when an entry is a single label (``corp``): lookups try a host's last label."""
     from_cache: bool = False
     """True when the table was read from the compiled cache instead of parsed."""
 
@@ -159,9 +162,11 @@ class FeedTable:
         """The index of ``key`` (whose ``crc32(key) >> 3`` is ``crc``), or None."""
         keys = self.keys
         low = crc * _INDEX_SCALE
-        high = low + _INDEX_SCALE
         i = bisect_left(keys, low)
         n = len(keys)
+        if i == n or keys[i] >= low + _INDEX_SCALE:
+            return None  # the common case: no entry with this hash
+        high = low + _INDEX_SCALE
         offsets = self.offsets
         blob = self.blob
         while i < n:
@@ -204,24 +209,37 @@ class FeedSet:
                 return table.hit(index)
         return None
 
+    @cached_property
+    def _single_labels(self) -> bool:
+        return any(t.single_labels for t in self.tables)
+
     def match_domain(self, host: str) -> FeedHit | None:
         """The hit for ``host`` or its closest listed parent (A-label, lower case), or None."""
-        if not self.tables:
+        tables = self.tables
+        if not tables:
             return None
-        name = host.rstrip(".").lower()
-        if len(name) <= MAX_DOMAIN_LENGTH:
-            found = self._find(name.encode("utf-8", "surrogatepass"))
-            if found is not None:
-                return found
-            dot = name.find(".")
-        else:
-            dot = first_parent_dot(name)
-        while dot >= 0:
-            found = self._find(name[dot + 1 :].encode("utf-8", "surrogatepass"))
-            if found is not None:
-                return found
-            dot = name.find(".", dot + 1)
-        return None
+        name = host.rstrip(".").lower().encode("utf-8", "surrogatepass")
+        # Parents longer than any listed name cannot match: start at the first one short enough.
+        start = 0
+        if len(name) > MAX_DOMAIN_LENGTH:
+            start = name.find(b".", len(name) - MAX_DOMAIN_LENGTH - 1) + 1
+            if start == 0:
+                return None
+        single = self._single_labels
+        crc32 = zlib.crc32
+        while True:
+            key = name[start:] if start else name
+            if not single and b"." not in key:
+                return None  # the last parent is one label, and no table lists one
+            crc = crc32(key) >> _HASH_SHIFT
+            for table in tables:
+                index = table.find(key, crc)
+                if index is not None:
+                    return table.hit(index)
+            dot = name.find(b".", start)
+            if dot < 0:
+                return None
+            start = dot + 1
 
     def match_url(self, href: str) -> FeedHit | None:
         """The hit for a normalised href (its fragment ignored), or None."""
@@ -415,6 +433,7 @@ class _Builder:
         self.skipped = 0
         self.errors: list[tuple[int, str]] = []
         self.prefixes: set[tuple[int, int]] = set()
+        self.single_labels = False
 
     def add(self, keys: list[bytes], lines: Iterable[int]) -> None:
         if not keys:
@@ -431,6 +450,15 @@ class _Builder:
                 f"{self.spec.path}: more than {MAX_ENTRIES:,} entries in one feed file: "
                 "split it into several files"
             )
+
+    def note(self, keys: list[str]) -> None:
+        """Record what lookups must know of entries read one at a time."""
+        if self.spec.kind == "networks":
+            for key in keys:
+                version, rest = key.split(":", 1)
+                self.prefixes.add((int(version), int(rest.rsplit("/", 1)[1])))
+        elif self.spec.kind == "domains" and any("." not in k for k in keys):
+            self.single_labels = True
 
     def bad(self, line: int, reason: str) -> None:
         if self.spec.on_error == "error":
@@ -465,6 +493,7 @@ class _Builder:
             skipped=self.skipped,
             skipped_sample=tuple(self.errors),
             prefixes=tuple(sorted(self.prefixes, key=lambda p: (p[0], -p[1]))),
+            single_labels=self.single_labels,
         )
 
 
@@ -483,8 +512,11 @@ def _open(path: str, raw_head: bytes) -> Iterator[bytes]:
                 if cut < 0:
                     carry = block
                     if len(carry) > MAX_LINE_CHARS * 4:
-                        yield carry
-                        carry = b""
+                        # No line is that long: a binary file or a decompression bomb.
+                        raise PolicyError(
+                            f"{path}: a line longer than {MAX_LINE_CHARS:,} characters: "
+                            "this is not a feed of one entry a line"
+                        )
                     continue
                 carry = block[cut + 1 :]
                 yield block[: cut + 1]
@@ -532,10 +564,7 @@ def _read_lines(spec: FeedSpec, builder: _Builder, head: bytes) -> None:
             except _BadLine as exc:
                 builder.bad(base + i, str(exc))
                 continue
-            if spec.kind == "networks":
-                for key in keys:
-                    version, rest = key.split(":", 1)
-                    builder.prefixes.add((int(version), int(rest.rsplit("/", 1)[1])))
+            builder.note(keys)
             builder.add(
                 [k.encode("utf-8", "surrogatepass") for k in keys], repeat(base + i, len(keys))
             )
@@ -615,10 +644,7 @@ def _read_csv(spec: FeedSpec, builder: _Builder, head: bytes) -> None:
         except _BadLine as exc:
             builder.bad(no, str(exc))
             continue
-        if spec.kind == "networks":
-            for key in keys:
-                version, rest = key.split(":", 1)
-                builder.prefixes.add((int(version), int(rest.rsplit("/", 1)[1])))
+        builder.note(keys)
         builder.add([k.encode("utf-8", "surrogatepass") for k in keys], repeat(no, len(keys)))
 
 
@@ -693,6 +719,7 @@ def _read_cache(where: Path, spec: FeedSpec) -> FeedTable | None:
         skipped=int(header["skipped"]),
         skipped_sample=tuple((int(line), str(reason)) for line, reason in header["errors"]),
         prefixes=tuple((int(v), int(p)) for v, p in header["prefixes"]),
+        single_labels=bool(header["single_labels"]),
         from_cache=True,
     )
 
@@ -711,6 +738,7 @@ def _write_cache(where: Path, table: FeedTable) -> None:
             "skipped": table.skipped,
             "errors": [list(e) for e in table.skipped_sample],
             "prefixes": [list(p) for p in table.prefixes],
+            "single_labels": table.single_labels,
             "byteorder": _byteorder(),
         }
     ).encode()

@@ -91,10 +91,8 @@ class Step:
     to_server: tuple[bytes, ...] = ()
     """Answers to the server on the client's behalf (declines), in order."""
     retry: bytes | None = None
-    """The client's request sent again with declines; what the server answers to it takes the
-    place of this message."""
-    retry_of: JsonId | None = None
-    """The id of the retried request."""
+    """The client's request sent again with declines (under a new id); what the server answers
+    to it takes the place of this message."""
 
 
 class ProxyLog:

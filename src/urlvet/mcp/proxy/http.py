@@ -105,23 +105,29 @@ def _event(raw: bytes) -> SseEvent:
 
 async def sse_events(chunks: AsyncIterator[bytes]) -> AsyncIterator[SseEvent]:
     """The events of an SSE byte stream; an event longer than MAX_MESSAGE ends the stream."""
-    buffer = b""
+    buffer = bytearray()
+    scanned = 0  # the boundary search resumes here: a big event is scanned once, not per chunk
     async for chunk in chunks:
         buffer += chunk
         while True:
-            cut = _boundary(buffer)
+            cut = _boundary(buffer, max(0, scanned - 3))
             if cut is None:
+                scanned = len(buffer)
                 break
-            raw, buffer = buffer[:cut], buffer[cut:]
+            raw = bytes(buffer[:cut])
+            del buffer[:cut]
+            scanned = 0
             yield _event(raw)
         if len(buffer) > MAX_MESSAGE:
             raise ProxyError(f"an SSE event from the upstream is longer than {MAX_MESSAGE:,} bytes")
-    if buffer.strip():
-        yield _event(buffer)
+    if bytes(buffer).strip():
+        yield _event(bytes(buffer))
 
 
-def _boundary(buffer: bytes) -> int | None:
-    ends = [i + n for sep, n in ((b"\n\n", 2), (b"\r\n\r\n", 4)) if (i := buffer.find(sep)) >= 0]
+def _boundary(buffer: bytearray, start: int) -> int | None:
+    ends = [
+        i + n for sep, n in ((b"\n\n", 2), (b"\r\n\r\n", 4)) if (i := buffer.find(sep, start)) >= 0
+    ]
     return min(ends) if ends else None
 
 
