@@ -87,7 +87,10 @@ def team_repo(root: Path) -> Path:
         "  decision: block\n"
         "- url: https://billing.example/invoice\n"
         "  server_name: billing\n"
-        "  decision: allow\n",
+        "  decision: allow\n"
+        "- url: https://billing.example/pay\n"
+        "  message: Sign in to paypal.com to continue\n"
+        "  must: [message-names-another-site]\n",
     )
     (root / "default.yaml").write_text(
         (RULES_DIR / "default.yaml").read_text(encoding="utf-8"), encoding="utf-8"
@@ -113,10 +116,10 @@ def test_policy_test_on_a_team_repository(tmp_path: Path) -> None:
     repo = team_repo(tmp_path / "repo")
     result = _run("policy", "test", str(repo / "policies"))
     assert result.exit_code == 0, result.output
-    assert result.stdout.strip().endswith("7 passed, 0 failed")
+    assert result.stdout.strip().endswith("8 passed, 0 failed")
     # A policy file given by name brings its fixtures.
     result = _run("policy", "test", str(repo / "policies/payments/payments.yaml"))
-    assert (result.exit_code, result.stdout.strip().splitlines()[-1]) == (0, "3 passed, 0 failed")
+    assert (result.exit_code, result.stdout.strip().splitlines()[-1]) == (0, "4 passed, 0 failed")
 
 
 def test_a_failing_case_names_file_and_line_and_what_came_out(tmp_path: Path) -> None:
@@ -132,12 +135,12 @@ def test_a_failing_case_names_file_and_line_and_what_came_out(tmp_path: Path) ->
     result = _run("policy", "test", str(repo / "policies"))
     assert result.exit_code == 1
     out = result.stdout
-    assert f"FAIL  {fixtures}:10: https://example.com/" in out
+    assert f"FAIL  {fixtures}:13: https://example.com/" in out
     assert "expected decision block, got allow" in out
     assert "expected UV208 to fire; fired: nothing" in out
-    assert f"FAIL  {fixtures}:14: http://example.com/" in out
+    assert f"FAIL  {fixtures}:17: http://example.com/" in out
     assert "expected plaintext-http not to fire; fired: UV101" in out
-    assert out.strip().endswith("7 passed, 2 failed")
+    assert out.strip().endswith("8 passed, 2 failed")
 
 
 def test_junit_report(tmp_path: Path) -> None:
@@ -151,9 +154,9 @@ def test_junit_report(tmp_path: Path) -> None:
     report = tmp_path / "report.xml"
     result = _run("policy", "test", "--format", "junit", "-o", str(report), str(repo))
     assert result.exit_code == 1
-    assert "7 passed, 1 failed" in result.stderr
+    assert "8 passed, 1 failed" in result.stderr
     root = ET.fromstring(report.read_text(encoding="utf-8"))  # well-formed despite the NUL
-    assert (root.tag, root.get("tests"), root.get("failures")) == ("testsuites", "8", "1")
+    assert (root.tag, root.get("tests"), root.get("failures")) == ("testsuites", "9", "1")
     suites = {s.get("name"): s for s in root.iter("testsuite")}
     org = suites[str(fixtures)]
     (failed,) = [c for c in org.iter("testcase") if c.find("failure") is not None]
@@ -269,8 +272,8 @@ def test_policy_diff_on_a_team_pull_request(tmp_path: Path) -> None:
     (added,) = [c for c in data["changes"] if c["added"] == ["UV211"]]
     assert added["findings"][0]["evidence"]["line"] == 1
     assert (added["old"]["decision"], added["new"]["decision"]) == ("allow", "block")
-    # Fixtures of both policies are vetted: the payments fixtures and no others.
-    assert data["vetted"] == 3 + 3
+    # The base policy's fixtures (the proposal has none yet) and the URL file's three URLs.
+    assert data["vetted"] == 4 + 3
 
 
 def test_policy_diff_of_a_policy_with_itself_changes_nothing(tmp_path: Path) -> None:

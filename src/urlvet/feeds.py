@@ -26,6 +26,7 @@ ignored and rebuilt.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import hashlib
@@ -34,6 +35,7 @@ import json
 import os
 import re
 import tempfile
+import time
 import zlib
 from array import array
 from bisect import bisect_left
@@ -54,18 +56,21 @@ OnError = Literal["error", "skip"]
 
 CACHE_ENV = "URLVET_CACHE_DIR"
 """Environment variable naming the cache directory; set it empty to turn the cache off."""
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 """Bumped whenever the table layout or the parsing of any format changes."""
 MAX_ENTRIES = 1 << 24
 """Entries one feed file may hold (the index bits packed beside the hash)."""
 MAX_LINE_CHARS = 65_536
 """Longer lines are errors: no domain, network or URL in a feed is that long."""
+CACHE_KEEP_DAYS = 30
+"""Compiled feeds not used for this long are deleted when a new one is written."""
 ERROR_SAMPLE = 5
 """How many skipped lines a table remembers to report, beside their count."""
 CHUNK_BYTES = 1 << 20
 """Feeds are read this much at a time, so that a large one never sits in memory as lines."""
 
 _HASH_SHIFT = 3  # a CRC-32 shifted right by 3: 29 bits, packed above ...
+_HASH_BITS = 29
 _INDEX_BITS = 24  # ... 24 bits of entry index: 53 bits, exact in a float
 _INDEX_SCALE = float(1 << _INDEX_BITS)
 _INDEX_MASK = (1 << _INDEX_BITS) - 1
@@ -140,6 +145,10 @@ class FeedTable:
     """For network feeds: the (IP version, prefix length) pairs present, longest first."""
     single_labels: bool = False
     """True when an entry is a single label (``corp``): lookups try a host's last label."""
+    bucket_bits: int = 0
+    """The top bits of the hash that index ``buckets``."""
+    buckets: array[int] = field(default_factory=lambda: array("I", [0, 0]), repr=False)
+    """Where each bucket of ``keys`` starts (and, last, where the keys end)."""
     from_cache: bool = False
     """True when the table was read from the compiled cache instead of parsed."""
 
@@ -162,9 +171,14 @@ class FeedTable:
         """The index of ``key`` (whose ``crc32(key) >> 3`` is ``crc``), or None."""
         keys = self.keys
         low = crc * _INDEX_SCALE
-        i = bisect_left(keys, low)
+        # The bucket of the hash's top bits bounds the binary search to a handful of entries,
+        # whatever the size of the table.
+        bucket = crc >> (_HASH_BITS - self.bucket_bits)
+        buckets = self.buckets
+        end = buckets[bucket + 1]
+        i = bisect_left(keys, low, buckets[bucket], end)
         n = len(keys)
-        if i == n or keys[i] >= low + _INDEX_SCALE:
+        if i == end or keys[i] >= low + _INDEX_SCALE:
             return None  # the common case: no entry with this hash
         high = low + _INDEX_SCALE
         offsets = self.offsets
@@ -474,19 +488,21 @@ class _Builder:
         # Sorting floats runs in C with a specialised comparison: hash above, index below.
         packed = sorted(
             map(
-                float,
-                map(
-                    add,
-                    map(mul, map(rshift, self.crcs, repeat(_HASH_SHIFT)), repeat(1 << _INDEX_BITS)),
-                    range(n),
-                ),
+                add,
+                map(mul, map(rshift, self.crcs, repeat(_HASH_SHIFT)), repeat(_INDEX_SCALE)),
+                range(n),
             )
         )
+        keys = array("d", packed)
+        del packed
+        bits, buckets = _buckets(keys)
         return FeedTable(
             list_name=self.spec.list_name,
             path=self.spec.path,
             kind=self.spec.kind,
-            keys=array("d", packed),
+            keys=keys,
+            bucket_bits=bits,
+            buckets=buckets,
             offsets=self.offsets,
             lines=self.lines,
             blob=blob,
@@ -495,6 +511,15 @@ class _Builder:
             prefixes=tuple(sorted(self.prefixes, key=lambda p: (p[0], -p[1]))),
             single_labels=self.single_labels,
         )
+
+
+def _buckets(keys: array[float]) -> tuple[int, array[int]]:
+    """About eight entries a bucket: the start of each in the sorted keys, and the end."""
+    bits = min(_HASH_BITS, (len(keys) // 8).bit_length())
+    shift = _HASH_BITS - bits
+    starts = array("I", (bisect_left(keys, (b << shift) * _INDEX_SCALE) for b in range(1 << bits)))
+    starts.append(len(keys))
+    return bits, starts
 
 
 def _open(path: str, raw_head: bytes) -> Iterator[bytes]:
@@ -570,9 +595,43 @@ def _read_lines(spec: FeedSpec, builder: _Builder, head: bytes) -> None:
             )
 
 
+_DOMAIN_BYTES = b"abcdefghijklmnopqrstuvwxyz0123456789-_.\n"
+# Both start with a literal, which the regex engine finds with a fast scan: searching a whole
+# chunk costs about as much as reading it.
+_INNER_LINE_WITHOUT_DOT = re.compile(rb"\n[^.\n]*\n")
+_LAST_LABEL_NOT_A_LETTER = re.compile(rb"\.[0-9_-][a-z0-9_-]*(?:\n|\Z)")
+
+
+def _plain_names(lowered: bytes) -> list[bytes] | None:
+    """The lines of a chunk that holds nothing but domains the fast pattern accepts, one a
+    line, checked with a few scans of the whole chunk in C; None for any other chunk."""
+    body = lowered[:-1] if lowered.endswith(b"\n") else lowered
+    if (
+        not body
+        or body.translate(None, _DOMAIN_BYTES)
+        or b".." in body
+        or b"\n." in body
+        or b".\n" in body
+        or body[:1] == b"."
+        or body[-1:] == b"."
+        or b"xn--" in body
+        or b"." not in body[: body.find(b"\n")]  # the first line (or the only one)
+        or b"." not in body[body.rfind(b"\n") + 1 :]  # the last line
+        or _INNER_LINE_WITHOUT_DOT.search(body)  # also finds empty lines
+        or _LAST_LABEL_NOT_A_LETTER.search(body)
+    ):
+        return None
+    names = body.split(b"\n")
+    return names if max(map(len, names)) <= MAX_DOMAIN_LENGTH else None
+
+
 def _fast_domains(builder: _Builder, chunk: bytes, raw_lines: list[bytes], base: int) -> list[int]:
     """Take the ordinary lines of a domain list in bulk; return the indexes of the others."""
     lowered = chunk.lower()
+    plain = _plain_names(lowered)
+    if plain is not None and len(plain) == len(raw_lines):
+        builder.add(plain, range(base, base + len(plain)))
+        return []
     lines = lowered.split(b"\n")
     matches = list(map(_FAST_DOMAIN_LINE.fullmatch, lines[: len(raw_lines)]))
     slow = [i for i, m in enumerate(matches) if m is None] if None in matches else []
@@ -690,12 +749,17 @@ def _read_cache(where: Path, spec: FeedSpec) -> FeedTable | None:
             header = json.loads(header_bytes)
             n = int(header["entries"])
             blob_len = int(header["blob"])
+            bits = int(header["bucket_bits"])
+            if not 0 <= bits <= _HASH_BITS:
+                return None
             keys = array("d")
             offsets = array("I")
             lines = array("I")
+            buckets = array("I")
             keys.fromfile(f, n)
             offsets.fromfile(f, n + 1)
             lines.fromfile(f, n)
+            buckets.fromfile(f, (1 << bits) + 1)
             blob = f.read(blob_len)
             digest = f.read(32)
             if len(blob) != blob_len or f.read(1):
@@ -703,7 +767,7 @@ def _read_cache(where: Path, spec: FeedSpec) -> FeedTable | None:
     except (OSError, ValueError, KeyError, TypeError, EOFError):
         return None
     check = hashlib.blake2b(header_bytes, digest_size=32)
-    for part in (keys, offsets, lines):
+    for part in (keys, offsets, lines, buckets):
         check.update(memoryview(part).cast("B"))
     check.update(blob)
     if check.digest() != digest or header.get("byteorder") != _byteorder():
@@ -720,6 +784,8 @@ def _read_cache(where: Path, spec: FeedSpec) -> FeedTable | None:
         skipped_sample=tuple((int(line), str(reason)) for line, reason in header["errors"]),
         prefixes=tuple((int(v), int(p)) for v, p in header["prefixes"]),
         single_labels=bool(header["single_labels"]),
+        bucket_bits=bits,
+        buckets=buckets,
         from_cache=True,
     )
 
@@ -739,11 +805,12 @@ def _write_cache(where: Path, table: FeedTable) -> None:
             "errors": [list(e) for e in table.skipped_sample],
             "prefixes": [list(p) for p in table.prefixes],
             "single_labels": table.single_labels,
+            "bucket_bits": table.bucket_bits,
             "byteorder": _byteorder(),
         }
     ).encode()
     check = hashlib.blake2b(header_bytes, digest_size=32)
-    for part in (table.keys, table.offsets, table.lines):
+    for part in (table.keys, table.offsets, table.lines, table.buckets):
         check.update(memoryview(part).cast("B"))
     check.update(table.blob)
     try:
@@ -757,6 +824,7 @@ def _write_cache(where: Path, table: FeedTable) -> None:
                 table.keys.tofile(f)
                 table.offsets.tofile(f)
                 table.lines.tofile(f)
+                table.buckets.tofile(f)
                 f.write(table.blob)
                 f.write(check.digest())
             os.replace(tmp, where)  # atomic: readers see the old file or the whole new one
@@ -765,6 +833,25 @@ def _write_cache(where: Path, table: FeedTable) -> None:
             raise
     except OSError:
         return  # a cache that cannot be written only costs the next start time
+    _prune(where.parent)
+
+
+def _prune(directory: Path) -> None:
+    """Delete compiled feeds unused for CACHE_KEEP_DAYS (a feed refreshed daily leaves one
+    behind a day). Reading a cached feed marks it used."""
+    cutoff = time.time() - CACHE_KEEP_DAYS * 86400
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.endswith(".feed"):
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                os.unlink(entry.path)
+        except OSError:
+            continue  # another process pruned it, or it is not ours to delete
 
 
 # --- loading -------------------------------------------------------------------------------
@@ -787,6 +874,8 @@ def load_feed(spec: FeedSpec, cache: Path | None = None, use_cache: bool = True)
             where = base / f"{_cache_key(spec, content)}.feed"
             cached = _read_cache(where, spec)
             if cached is not None:
+                with contextlib.suppress(OSError):
+                    os.utime(where)  # used: keep it from pruning
                 return cached
     builder = _Builder(spec)
     is_csv = spec.format == "csv" or (
