@@ -659,3 +659,33 @@ def test_proxy_action_on_any_text_keeps_the_shape_and_the_url(
         assert sent is not None
         # A blocked URL never reaches the client.
         assert action.to_client is None or parse_message(action.to_client).requests == ()
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        {k: v for k, v in code_blocks(V2025)[13].items() if k != "jsonrpc"},
+        {**code_blocks(V2025)[13], "jsonrpc": "1.0"},
+        {**code_blocks(DRAFT_TEXT)[2], "jsonrpc": 2},
+    ],
+)
+def test_a_url_request_with_a_broken_envelope_is_declined_not_passed_on(broken: Any) -> None:
+    parsed = parse_message(broken)
+    assert parsed.shape == "malformed"
+    assert parsed.claimed is not None
+    action = proxy_action(broken, parsed, [])
+    assert action.did == "declined"
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        {"id": 1, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 1, "error": "boom"},
+        {"jsonrpc": "1.0", "id": 1, "result": {"content": []}},
+    ],
+)
+def test_a_broken_message_that_is_no_url_request_is_forwarded(other: Any) -> None:
+    parsed = parse_message(other)
+    assert parsed.shape == "malformed"
+    assert proxy_action(other, parsed, []).did == "forwarded"

@@ -838,6 +838,15 @@ def test_a_ca_file_that_cannot_be_read_is_a_usage_error(tmp_path: Path) -> None:
     assert "Traceback" not in result.output
 
 
+def test_tls_without_dns_says_names_are_not_probed(servers: dict[str, TlsServer], pki: Pki) -> None:
+    before = len(servers["good"].connections)
+    result = CliRunner().invoke(
+        main, ["check", "--no-dns", "--tls", "--ca-file", str(pki.ca_file), url_of(servers, "good")]
+    )
+    assert "reaches IP-literal hosts only" in result.output
+    assert len(servers["good"].connections) == before
+
+
 def test_version_names_the_hsts_preload_list_date() -> None:
     import hstspreload
 
