@@ -495,3 +495,25 @@ def test_a_bad_feed_makes_urlvet_check_exit_2_naming_file_and_line(tmp_path: Pat
         f"{tmp_path / 'f.txt'}:3: 'https://evil.example/' is a URL, not a domain" in result.stderr
     )
     assert "Traceback" not in result.output
+
+
+def test_feed_keys_validate_against_the_committed_schema() -> None:
+    import json
+
+    import jsonschema
+    import yaml
+
+    schema = json.loads(
+        (Path(__file__).resolve().parents[1] / "rules/policy.schema.json").read_text(
+            encoding="utf-8"
+        )
+    )
+    good = yaml.safe_load(
+        "domains:\n  blocked_files: [a.txt, {path: b.csv.gz, column: domain, name: B}]\n"
+        "  allowed_files: [c.txt]\nnetworks: {blocked_files: [{path: d.txt, format: cidr}]}\n"
+        "urls: {blocked: ['https://x.example/a'], blocked_files: [{path: e.txt, on_error: skip}]}\n"
+    )
+    jsonschema.validate(good, schema)
+    bad = yaml.safe_load("urls: {blocked_files: [{path: e.txt, on_error: ignore}]}\n")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema)
