@@ -12,7 +12,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from urlvet.checks.addresses import NEVER_RESOLVED_TLDS
-from urlvet.checks.base import CheckContext, Hit, Rule
+from urlvet.checks.base import MAX_REDIRECT_HOPS, CheckContext, Hit, Rule
 from urlvet.findings import Decision, Finding, Severity, Verdict
 from urlvet.policy import CompiledPolicy, Policy
 from urlvet.server import Server, as_server, is_loopback_host
@@ -117,9 +117,19 @@ class Vetter:
         """Like :meth:`vet` but never resolves names, whatever the policy says."""
         return self._finish(self._offline(url, as_server(server), message), None)
 
+    def vet_destination(self, url: str, depth: int) -> Verdict:
+        """The offline verdict on the URL a link forwards to, ``depth`` redirects in.
+
+        For the redirect rules (UV212, UV213): the destination is judged on its own, with no
+        server (how the link relates to the server is judged on the link), and without DNS.
+        """
+        return self._finish(self._offline(url, None, None, depth), None)
+
     # -- internals ---------------------------------------------------------------------------
 
-    def _offline(self, url: str | bytes, server: Server | None, message: str | None) -> _Offline:
+    def _offline(
+        self, url: str | bytes, server: Server | None, message: str | None, hops: int = 0
+    ) -> _Offline:
         raw, decode_error = _as_text(url)
         compiled = self._compiled
         parsed: ParsedURL | None = None
@@ -138,6 +148,8 @@ class Vetter:
             raw=raw,
             parse_error=parse_error,
             message=message,
+            destinations=self if hops < MAX_REDIRECT_HOPS else None,
+            hops=hops,
         )
         findings: list[Finding] = []
         severities = compiled.severities
