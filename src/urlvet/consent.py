@@ -849,8 +849,7 @@ def _render_html(s: ConsentSummary) -> str:
         body.extend(_html_finding(w) for w in s.notes)
         body.append("</ul>")
     buttons = "".join(
-        f'<span class="btn btn-{a} btn-primary" data-action="{a}">'
-        f"{_ACTION_LABEL[a]}</span>"
+        f'<span class="btn btn-{a} btn-primary" data-action="{a}">{_ACTION_LABEL[a]}</span>'
         if a == s.primary_action
         else f'<span class="btn btn-{a}" data-action="{a}">{_ACTION_LABEL[a]}</span>'
         for a in ("decline", "open")
