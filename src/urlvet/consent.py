@@ -165,12 +165,12 @@ class ConsentSummary(BaseModel):
 
     destination: str | None = Field(
         None,
-        description="Where the link really goes when it passes through a redirector (UV212): "
+        description="Where the link really goes when it passes through a redirector (UV213): "
         "the last destination's URL as the browser opens it; None otherwise.",
     )
     destination_unknown: bool = Field(
         False,
-        description="True when a URL shortener hides where the link goes (UV211).",
+        description="True when a URL shortener hides where the link goes (UV212).",
     )
     relation: Relation = Field(description="How the link relates to the server.")
     relation_text: str = Field(description="The relation in plain language.")
@@ -240,7 +240,7 @@ class ConsentSummary(BaseModel):
             site_ascii=site_ascii,
             userinfo=_userinfo(parsed),
             destination=_destination(verdict),
-            destination_unknown="UV211" in codes,
+            destination_unknown="UV212" in codes,
             relation=relation,
             relation_text=relation_text,
             message=message,
@@ -415,7 +415,7 @@ def _warning(f: Finding, spoof: str | None, host: str | None) -> ConsentWarning:
 
 def _destination(verdict: Verdict) -> str | None:
     for f in verdict.findings:
-        if f.code == "UV212":
+        if f.code == "UV213":
             final = f.evidence.get("final_destination") or f.evidence.get("destination")
             if isinstance(final, str) and final:
                 return final

@@ -120,7 +120,7 @@ class Vetter:
     def vet_destination(self, url: str, depth: int) -> Verdict:
         """The offline verdict on the URL a link forwards to, ``depth`` redirects in.
 
-        For the redirect rules (UV212, UV213): the destination is judged on its own, with no
+        For the redirect rules (UV213, UV214): the destination is judged on its own, with no
         server (how the link relates to the server is judged on the link), and without DNS.
         """
         return self._finish(self._offline(url, None, None, depth), None)

@@ -380,7 +380,7 @@ class Domains(_Strict):
     )
     shorteners: list[DomainName] = Field(
         default_factory=lambda: list(DEFAULT_SHORTENERS),
-        description="URL shorteners: a link on them hides where it leads (UV211).",
+        description="URL shorteners: a link on them hides where it leads (UV212).",
     )
 
 
@@ -461,7 +461,7 @@ class Policy(_Strict):
     redirectors: list[RedirectorEntry] = Field(
         default_factory=lambda: list(DEFAULT_REDIRECTORS),
         description="host, *.domain, or host/path-prefix, then ?parameter[,parameter...]: "
-        "pages that forward the browser to the URL in those parameters (UV212).",
+        "pages that forward the browser to the URL in those parameters (UV213).",
     )
     networks: Networks = Field(default_factory=Networks)
     domains: Domains = Field(default_factory=Domains)

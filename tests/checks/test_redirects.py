@@ -1,4 +1,4 @@
-"""UV211-UV213: shorteners, redirectors vetted at their destination, unsafe destinations in
+"""UV212-UV214: shorteners, redirectors vetted at their destination, unsafe destinations in
 `next`/`continue`/... parameters; and the loopback domains of UV204, which are a policy list."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def bing(target: str) -> str:
     return f"https://www.bing.com/ck/a?!&&p=0f1e2d&ptn=3&ver=2&hsh=3&u=a1{data}&ntb=1"
 
 
-# -- UV211 url-shortener ------------------------------------------------------------------------
+# -- UV212 url-shortener ------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -45,7 +45,7 @@ def bing(target: str) -> str:
     ],
 )
 def test_url_shortener(url: str, fires: bool) -> None:
-    assert ("UV211" in codes(url)) is fires
+    assert ("UV212" in codes(url)) is fires
 
 
 def test_shortener_warns_and_says_the_destination_is_unknown() -> None:
@@ -66,13 +66,13 @@ def test_shortener_list_is_a_policy_key_that_extends_add_to(tmp_path: Path) -> N
         "extends: default.yaml\ndomains:\n  shorteners: [go.example.net]\n", encoding="utf-8"
     )
     vetter = Vetter(load_policy(child).with_changes(dns={"enabled": False}))
-    assert "UV211" in codes("https://go.example.net/abc", vetter=vetter)
-    assert "UV211" in codes("https://bit.ly/abc", vetter=vetter)  # the parent's stay
+    assert "UV212" in codes("https://go.example.net/abc", vetter=vetter)
+    assert "UV212" in codes("https://bit.ly/abc", vetter=vetter)  # the parent's stay
     allowed = Vetter(Policy(dns={"enabled": False}, domains={"allowed": ["bit.ly"]}))
-    assert "UV211" not in codes("https://bit.ly/abc", vetter=allowed)
+    assert "UV212" not in codes("https://bit.ly/abc", vetter=allowed)
 
 
-# -- UV212 open-redirect ---------------------------------------------------------------------------
+# -- UV213 open-redirect ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -97,7 +97,7 @@ def test_shortener_list_is_a_policy_key_that_extends_add_to(tmp_path: Path) -> N
 )
 def test_open_redirect_takes_the_destinations_decision(url: str, decision: Decision) -> None:
     verdict = OFFLINE.vet(url, "stdio")
-    assert "UV212" in verdict.codes
+    assert "UV213" in verdict.codes
     assert verdict.decision is decision
 
 
@@ -114,13 +114,13 @@ def test_open_redirect_takes_the_destinations_decision(url: str, decision: Decis
     ],
 )
 def test_open_redirect_quiet_for_own_site_and_non_redirects(url: str) -> None:
-    assert "UV212" not in codes(url)
+    assert "UV213" not in codes(url)
 
 
 def test_open_redirect_evidence_lists_the_destinations_findings() -> None:
     url = "https://www.google.com/url?q=https%253A%252F%252F127.0.0.1%253A8080%252Fadmin&sa=D"
     verdict = OFFLINE.vet(url, REMOTE)
-    [finding] = [f for f in verdict.findings if f.code == "UV212"]
+    [finding] = [f for f in verdict.findings if f.code == "UV213"]
     assert finding.severity.value == "critical"
     assert finding.message.startswith(
         "The link names www.google.com, but it is a redirect: it really opens 127.0.0.1."
@@ -131,8 +131,8 @@ def test_open_redirect_evidence_lists_the_destinations_findings() -> None:
     assert ev["parameter"] == "q"
     assert [d["code"] for d in ev["destination_findings"]] == ["UV201", "UV107"]
     # the destination's codes stay inside the evidence: no second UV201 or UV107 outside
-    assert set(verdict.codes) == {"UV212", "UV401"}
-    assert "UV210" not in verdict.codes  # UV212 reports the redirector's destination
+    assert set(verdict.codes) == {"UV213", "UV401"}
+    assert "UV210" not in verdict.codes  # UV213 reports the redirector's destination
 
 
 def test_open_redirect_follows_a_redirector_inside_a_redirector() -> None:
@@ -141,10 +141,10 @@ def test_open_redirect_follows_a_redirector_inside_a_redirector() -> None:
     verdict = OFFLINE.vet(url, "stdio")
     assert verdict.decision is Decision.BLOCK
     [finding] = verdict.findings
-    assert finding.code == "UV212"
+    assert finding.code == "UV213"
     assert finding.evidence["destination"].startswith("https://l.facebook.com/l.php")
     assert finding.evidence["final_destination"] == "https://xn--80ak6aa92e.com/"
-    assert finding.evidence["destination_findings"][0]["code"] == "UV212"
+    assert finding.evidence["destination_findings"][0]["code"] == "UV213"
     assert "xn--80ak6aa92e.com" in finding.message
 
 
@@ -154,10 +154,10 @@ def test_redirect_hops_are_bounded() -> None:
         url = bing(url) if hop % 2 else "https://www.google.com/url?q=" + quote(url, safe="")
     verdict = OFFLINE.vet(url, "stdio")
     # the homoglyph is too deep to be vetted; the hops that are followed still say where
-    assert verdict.codes == ("UV212",)
+    assert verdict.codes == ("UV213",)
     assert verdict.decision is Decision.WARN
     [finding] = verdict.findings
-    assert [d["code"] for d in finding.evidence["destination_findings"]] == ["UV212"]
+    assert [d["code"] for d in finding.evidence["destination_findings"]] == ["UV213"]
     # the link, and one message per hop followed, each naming its destination
     assert finding.message.count("it is a redirect") == MAX_REDIRECT_HOPS + 1
     assert "xn--pypal-4ve.com" not in finding.message
@@ -170,10 +170,10 @@ def test_open_redirect_shows_the_destination_in_punycode() -> None:
 
 def test_redirectors_are_a_policy_key() -> None:
     none = Vetter(Policy(dns={"enabled": False}, redirectors=[]))
-    assert "UV212" not in codes(bing("https://example.org/"), vetter=none)
+    assert "UV213" not in codes(bing("https://example.org/"), vetter=none)
     own = Vetter(Policy(dns={"enabled": False}, redirectors=["out.example.net/go?to"]))
-    assert "UV212" in codes("https://out.example.net/go?to=https://example.org/", vetter=own)
-    assert "UV212" not in codes("https://out.example.net/other?to=https://example.org/", vetter=own)
+    assert "UV213" in codes("https://out.example.net/go?to=https://example.org/", vetter=own)
+    assert "UV213" not in codes("https://out.example.net/other?to=https://example.org/", vetter=own)
 
 
 @pytest.mark.parametrize("entry", ["www.google.com/url", "www.google.com/url?", "x.com/y?a,,b"])
@@ -182,7 +182,7 @@ def test_a_redirector_entry_names_its_parameters(entry: str) -> None:
         Policy(redirectors=[entry])
 
 
-# -- UV213 unsafe-destination-in-parameter -------------------------------------------------------
+# -- UV214 unsafe-destination-in-parameter -------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -202,7 +202,7 @@ def test_a_redirector_entry_names_its_parameters(entry: str) -> None:
 )
 def test_unsafe_destination_in_parameter(url: str, decision: Decision) -> None:
     verdict = OFFLINE.vet(url, "stdio")
-    assert "UV213" in verdict.codes
+    assert "UV214" in verdict.codes
     assert verdict.decision is decision
 
 
@@ -215,10 +215,11 @@ def test_unsafe_destination_in_parameter(url: str, decision: Decision) -> None:
         "https://example.com/?next=%2Fdashboard",  # a path, not a URL
         "https://example.com/?ref=https%3A%2F%2Fxn--pypal-4ve.com%2F",  # not a forwarding name
         "https://example.com/?next=https%3A%2F%2F10.0.0.5%2F",  # UV210's
+        "https://example.com/login?next=http%3A%2F%2Fwww.example.com%2Fhome",  # its own site
     ],
 )
 def test_unsafe_destination_quiet(url: str) -> None:
-    assert "UV213" not in codes(url)
+    assert "UV214" not in codes(url)
 
 
 def test_internal_destination_is_uv210_not_uv213() -> None:

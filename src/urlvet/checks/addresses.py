@@ -341,7 +341,7 @@ def internal_target_in_parameter(url: ParsedURL | None, ctx: CheckContext) -> It
     if url is None or not url.search:
         return
     local = ctx.server is not None and ctx.server.is_local
-    # A listed redirector's destination is UV212's, which vets it in full.
+    # A listed redirector's destination is UV213's, which vets it in full.
     redirect = redirector_destination(url, ctx)
     for item in carried(url, ctx):
         target = item.target

@@ -1,4 +1,4 @@
-"""UV211-UV213: where a link really leads when it is not the page it names.
+"""UV212-UV214: where a link really leads when it is not the page it names.
 
 A URL shortener hides its destination; a redirector on a big site (Google's `/url`, Bing's
 click-tracker, Outlook Safe Links, Facebook's link shim...) forwards the browser to a URL written
@@ -49,11 +49,14 @@ REDIRECT_PARAMETERS = frozenset(
         "goto",
     }
 )
-"""Parameter names that ask a site to send the browser on (UV213), compared in lower case."""
+"""Parameter names that ask a site to send the browser on (UV214), compared in lower case."""
 
 # A nested verdict's findings of these codes are not counted again: UV210 reads the link's
 # parameters at every depth already, so the outer verdict has them.
 _COUNTED_OUTSIDE = frozenset({"UV210"})
+
+# Findings about where a destination sends the browser next, rather than about the page itself.
+_ONWARD = frozenset({"UV212", "UV213", "UV214"})
 
 DESTINATION_FINDINGS_LIMIT = 8
 """Findings of a destination listed in a finding's evidence."""
@@ -98,7 +101,7 @@ def _where(target: ParsedURL) -> str:
     return target.host_for_display if target.host else f"a {target.scheme}: URL"
 
 
-@rule("UV211", "url-shortener", Severity.LOW, hosts=DOMAIN_HOSTS)
+@rule("UV212", "url-shortener", Severity.LOW, hosts=DOMAIN_HOSTS)
 def url_shortener(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A link on a URL shortener, which hides where it leads.
 
@@ -130,7 +133,7 @@ def url_shortener(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     )
 
 
-@rule("UV212", "open-redirect", Severity.LOW, cwe=601, hosts=DOMAIN_HOSTS)
+@rule("UV213", "open-redirect", Severity.LOW, cwe=601, hosts=DOMAIN_HOSTS)
 def open_redirect(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A redirector page of a big site that forwards the browser to another site.
 
@@ -167,7 +170,7 @@ def open_redirect(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
         nested = ctx.destinations.vet_destination(item.value.strip(), ctx.hops + 1)
         counted = _counted(nested)
         for f in nested.findings:
-            if f.code == "UV212" and isinstance(f.evidence.get("final_destination"), str):
+            if f.code == "UV213" and isinstance(f.evidence.get("final_destination"), str):
                 final = f.evidence["final_destination"]
     evidence = _destination_evidence(item, counted)
     evidence["redirector"] = url.host
@@ -181,7 +184,7 @@ def open_redirect(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     )
 
 
-@rule("UV213", "unsafe-destination-in-parameter", Severity.MEDIUM, cwe=601)
+@rule("UV214", "unsafe-destination-in-parameter", Severity.MEDIUM, cwe=601)
 def unsafe_destination_in_parameter(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A parameter such as `next` or `continue` that sends the browser on to an unsafe URL.
 
@@ -191,8 +194,10 @@ def unsafe_destination_in_parameter(url: ParsedURL | None, ctx: CheckContext) ->
     depth of nesting and however many times they were percent-encoded, and vets each URL found
     on its own. When the destination has findings, they count: this finding lists them and
     takes the severity of the worst. Destinations inside the user's network are UV210's; a
-    loopback `redirect_uri` (an app's own sign-in callback) and destinations that are clean are
-    left alone. The redirectors of UV212 are reported there instead.
+    loopback `redirect_uri` (an app's own sign-in callback) and destinations that are clean
+    are left alone; for a destination on the link's own site, only where it sends the browser
+    next counts (a shortener, a redirect, an unsafe parameter of its own). The destinations of
+    UV213's redirectors are reported there instead.
 
     ## Why is this bad?
     After a sign-in, or at once on an open redirect, the site sends the browser to that
@@ -221,6 +226,10 @@ def unsafe_destination_in_parameter(url: ParsedURL | None, ctx: CheckContext) ->
                 continue  # UV210 reports it
         nested = ctx.destinations.vet_destination(item.value.strip(), ctx.hops + 1)
         counted = _counted(nested)
+        if target.host_kind is HostKind.DOMAIN and _site(target) == _site(url):
+            # The site sending you on within itself: its own pages are judged with the link;
+            # only where that page sends you next still counts.
+            counted = [f for f in counted if f.code in _ONWARD]
         if not counted:
             continue
         yield Hit(
