@@ -27,10 +27,10 @@ from urlvet.audit import (
     Source,
     Summary,
     sniff_kind,
-    url_requests,
     urls_in_text,
 )
 from urlvet.cli import main
+from urlvet.mcp.wire import url_requests
 from urlvet.output.record import Record
 from urlvet.policy import Policy
 

@@ -166,106 +166,7 @@ class AuditOptions:
     """How reports name stdin."""
 
 
-# --- MCP wire shapes -----------------------------------------------------------------------
-
-
-class UrlRequest(NamedTuple):
-    """A URL-mode request found in a JSON-RPC message."""
-
-    url: str
-    """The URL the server asks the client to open."""
-    message: str | None
-    """The message the server shows with it."""
-    shape: str
-    """Which wire shape carried it: ``mcp:`` and a :data:`urlvet.mcp.WireShape`."""
-
-
-class Extracted(NamedTuple):
-    """What one JSON-RPC message (or batch) holds for an audit."""
-
-    requests: list[UrlRequest]
-    """The URL-mode requests, in message order."""
-    problems: list[str]
-    """Why a message that claims a URL shape breaks it (its URLs are still listed)."""
-
-
-def url_requests(message: Any) -> Extracted:
-    """The URL-mode requests in one decoded JSON-RPC message or batch.
-
-    Well-formed messages are read by :func:`urlvet.mcp.parse_message`, the parser the MCP
-    hook answers with, in all three wire shapes (draft ``interaction/create`` and -32003,
-    2025-11-25 ``elicitation/create`` and -32042, 2026-07-28 ``input_required`` results).
-    A log may drop the ``jsonrpc`` member; it is assumed. A message that claims a shape but
-    breaks it is a problem to report, and its URLs are still found leniently and vetted: a
-    log auditor must not miss a URL because the message around it is malformed.
-    """
-    out = Extracted([], [])
-    if isinstance(message, list):
-        for item in message:
-            if isinstance(item, dict):
-                sub = url_requests(item)
-                out.requests.extend(sub.requests)
-                out.problems.extend(sub.problems)
-        return out
-    if not isinstance(message, dict):
-        return out
-    from urlvet.mcp import parse_message
-
-    parsed = parse_message(message if "jsonrpc" in message else {**message, "jsonrpc": "2.0"})
-    if parsed.shape == "malformed":
-        if parsed.protocol is not None:
-            reason = parsed.error.message if parsed.error is not None else "malformed"
-            out.problems.append(f"malformed MCP message ({parsed.protocol}): {reason}")
-            out.requests.extend(_lenient_requests(message))
-        return out
-    shape = f"mcp:{parsed.shape}"
-    out.requests.extend(UrlRequest(r.url, r.message, shape) for r in parsed.requests)
-    return out
-
-
-def _lenient_requests(message: dict[str, Any]) -> Iterator[UrlRequest]:
-    # Every "url" of a message that claims a URL shape, whatever else is wrong with it.
-    method = message.get("method")
-    params = message.get("params")
-    if isinstance(params, dict):
-        if method == "interaction/create":
-            inner = params.get("interaction")
-            yield from _request(params, "mcp:interaction/create")
-            if isinstance(inner, dict):
-                yield from _request(inner, "mcp:interaction/create")
-        elif method == "elicitation/create":
-            yield from _request(params, "mcp:elicitation/create")
-    error = message.get("error")
-    if isinstance(error, dict) and isinstance(error.get("data"), dict):
-        data = error["data"]
-        shape = (
-            "mcp:interaction_required"
-            if error.get("code") == -32003
-            else ("mcp:url_elicitation_required")
-        )
-        yield from _request(data, shape)
-        for key in ("interactions", "elicitations"):
-            items = data.get(key)
-            if isinstance(items, list):
-                for item in items:
-                    if isinstance(item, dict):
-                        yield from _request(item, shape)
-    result = message.get("result")
-    if isinstance(result, dict) and isinstance(result.get("inputRequests"), dict):
-        for item in result["inputRequests"].values():
-            if isinstance(item, dict) and isinstance(item.get("params"), dict):
-                yield from _request(item["params"], "mcp:input_required")
-
-
-def _request(holder: dict[str, Any], shape: str) -> Iterator[UrlRequest]:
-    url = holder.get("url")
-    if url is None:
-        return
-    if not isinstance(url, str):
-        # Reported as its JSON text, which no browser opens: a finding, not a silent skip.
-        url = json.dumps(url, ensure_ascii=False)
-    message = holder.get("message")
-    yield UrlRequest(url, message if isinstance(message, str) else None, shape)
+# --- JSON-RPC messages in log lines (read by urlvet.mcp.wire) -----------------------------------------------------------------------
 
 
 _RPC_KEYS = ("jsonrpc", "method", "result", "error")
@@ -630,6 +531,8 @@ class _Reader:
                     if bad_server is not None:
                         yield bad_server
             start = 0
+            from urlvet.mcp.wire import url_requests  # the one MCP parser, lenient mode
+
             for message in _messages_in_line(obj):
                 found = url_requests(message)
                 for problem in found.problems:
