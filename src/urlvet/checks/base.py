@@ -322,22 +322,29 @@ def redirector_parameters(url: ParsedURL, settings: CheckSettings) -> frozenset[
 
 def carried(url: ParsedURL, ctx: CheckContext) -> tuple[CarriedURL, ...]:
     """The URLs ``url`` carries (see ``url.carried_urls``), read once per URL for all rules."""
-    memo = ctx.memo.get("carried")
-    if memo is not None and memo[0] is url:
-        result: tuple[CarriedURL, ...] = memo[1]
-        return result
-    result = carried_urls(url)
-    ctx.memo["carried"] = (url, result)
-    return result
+    return _carried_analysis(url, ctx)[0]
 
 
 def redirector_destination(url: ParsedURL, ctx: CheckContext) -> CarriedURL | None:
     """The URL a listed redirector page forwards to (its first destination parameter that holds
     an absolute URL), or None when ``url`` is no redirector or carries none."""
-    params = redirector_parameters(url, ctx.settings)
-    if not params:
-        return None
-    for item in carried(url, ctx):
-        if item.depth == 1 and item.name in params:
-            return item
-    return None
+    return _carried_analysis(url, ctx)[1]
+
+
+def _carried_analysis(
+    url: ParsedURL, ctx: CheckContext
+) -> tuple[tuple[CarriedURL, ...], CarriedURL | None]:
+    # Four rules ask; the answer is computed once per URL.
+    memo = ctx.memo.get("carried")
+    if memo is not None and memo[0] is url:
+        answer: tuple[tuple[CarriedURL, ...], CarriedURL | None] = memo[1]
+        return answer
+    items = carried_urls(url)
+    redirect = None
+    if items:
+        params = redirector_parameters(url, ctx.settings)
+        if params:
+            redirect = next((i for i in items if i.depth == 1 and i.name in params), None)
+    answer = (items, redirect)
+    ctx.memo["carried"] = (url, answer)
+    return answer
