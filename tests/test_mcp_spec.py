@@ -15,6 +15,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jsonschema import Draft7Validator, Draft202012Validator
 
 from mcp_specs import DRAFT_TEXT, code_blocks, draft_validator, example_files, validator
@@ -26,6 +28,7 @@ from urlvet.mcp import (
     blocked_error,
     decline_reply,
     declined_retry,
+    might_carry_url,
     parse_message,
     proxy_action,
     warning_line,
@@ -497,3 +500,82 @@ def test_warned_draft_request_without_a_message_gets_a_text_content_one() -> Non
     out = with_warnings(message, parsed, _verdicts(parsed, {}))
     _check(draft_validator("CreateUserInteractionRequest"), out)
     assert out["params"]["interaction"]["message"]["text"].startswith("urlvet: ")
+
+
+# -- the relay's pre-filter never lets a URL request through ---------------------------------
+
+SPEC_URL_MESSAGES = [code_blocks(page)[i] for (page, i), (shape, _) in MESSAGES.items()] + [
+    _input_required_example([API_KEY[0]])
+]
+
+
+def _escape_some(text: str, picks: list[bool]) -> str:
+    """``text`` with some ASCII letters inside JSON strings written as ``\\u00XX``."""
+    out, in_string, n = [], False, 0
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if in_string and ch == "\\":
+            out.append(text[i : i + 2])
+            i += 2
+            continue
+        if ch == '"':
+            in_string = not in_string
+        elif in_string and ch.isascii() and ch.isalpha():
+            n += 1
+            if picks[n % len(picks)]:
+                ch = f"\\u{ord(ch):04x}"
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    index=st.integers(min_value=0, max_value=len(SPEC_URL_MESSAGES) - 1),
+    picks=st.lists(st.booleans(), min_size=1, max_size=16),
+)
+def test_might_carry_url_is_true_for_every_escaped_url_request(
+    index: int, picks: list[bool]
+) -> None:
+    text = _escape_some(json.dumps(SPEC_URL_MESSAGES[index]), picks)
+    message = json.loads(text)
+    assert message == SPEC_URL_MESSAGES[index]
+    if parse_message(message).carries_urls:
+        assert might_carry_url(text)
+        assert might_carry_url(text.encode())
+
+
+def test_might_carry_url_lets_plain_traffic_through() -> None:
+    plain = {"jsonrpc": "2.0", "id": 4, "result": {"content": [{"type": "text", "text": "été"}]}}
+    assert not might_carry_url(json.dumps(plain))  # \u00e9: not an ASCII escape
+    assert not might_carry_url(json.dumps(plain, ensure_ascii=False).encode())
+
+
+def test_an_error_code_written_as_a_float_is_still_read() -> None:
+    message = copy.deepcopy(code_blocks(V2025)[16])
+    message["error"]["code"] = -32042.0  # a JavaScript client reads it as -32042
+    assert parse_message(message).shape == "url_elicitation_required"
+    assert might_carry_url(json.dumps(message))
+
+
+def test_the_public_surface_of_urlvet_mcp_is_pinned() -> None:
+    # The proxy and the hook build on these names; a change here is a change of contract.
+    import urlvet.mcp
+    import urlvet.mcp.answers
+    import urlvet.mcp.wire
+
+    assert set(urlvet.mcp.__all__) <= {
+        *urlvet.mcp.wire.__all__,
+        *urlvet.mcp.answers.__all__,
+        "ConsentUI",
+        "VettedElicitation",
+        "guard_elicitation",
+        "guard_elicitation_error",
+        "vet_elicitation_error",
+    }
+    assert {"parse_message", "url_requests", "might_carry_url", "proxy_action"} <= set(
+        urlvet.mcp.__all__
+    )
+    for name in urlvet.mcp.__all__:
+        assert getattr(urlvet.mcp, name) is not None

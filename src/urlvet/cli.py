@@ -16,6 +16,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from urlvet.errors import InputError, PolicyError, UrlvetError
+from urlvet.text import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -84,6 +85,53 @@ def policy_options(fn: F) -> F:
     return fn
 
 
+def tls_options(fn: F) -> F:
+    """--tls and --ca-file: the TLS handshake probe (off unless asked for)."""
+    options = [
+        click.option(
+            "--tls/--no-tls",
+            "tls",
+            default=None,
+            help="Probe https: hosts with a TLS handshake (UV601-UV607). Off by default: a "
+            "handshake tells the host's operator that someone looked (default: as the policy "
+            "says).",
+        ),
+        click.option(
+            "--ca-file",
+            type=click.Path(dir_okay=False),
+            metavar="PEM",
+            help="Trust only the CA certificates of this PEM file in the probe, instead of "
+            "the system's trust store.",
+        ),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def with_tls(policy: Any, tls: bool | None, ca_file: str | None) -> Any:
+    """``policy`` with the --tls and --ca-file options applied; exits 2 when the trust
+    anchors cannot be loaded."""
+    from urlvet.tls import Prober
+
+    if tls is not None or ca_file:
+        section = policy.tls.model_dump(mode="json")
+        if tls is not None:
+            section["probe"] = tls
+        if ca_file:
+            section["ca_file"] = ca_file
+        try:
+            policy = policy.with_changes(tls=section)
+        except ValueError as exc:
+            _fail(f"invalid option: {_first_error(exc)}")
+    if policy.tls.probe:
+        try:
+            Prober(timeout=policy.tls.timeout, ca_file=policy.tls.ca_file)
+        except InputError as exc:
+            _fail(str(exc))
+    return policy
+
+
 def build_policy(
     policy_path: str | None,
     select: Sequence[str],
@@ -110,11 +158,31 @@ def build_policy(
                 if dns is None:
                     dns_section["enabled"] = True
             changes["dns"] = dns_section
-        return policy.with_changes(**changes) if changes else policy
+        if changes:
+            policy = policy.with_changes(**changes)
+        # Compiling reads the policy's feed files: their errors are policy errors too.
+        report_feeds(policy.compiled.settings)
+        return policy
     except PolicyError as exc:
         _fail(str(exc))
     except ValueError as exc:  # pydantic's ValidationError for command-line values
         _fail(f"invalid option: {_first_error(exc)}")
+
+
+def report_feeds(settings: Any, quiet: bool = True) -> list[str]:
+    """One line per feed file (entries, skipped lines); skipped lines always go to stderr."""
+    lines = []
+    for feeds in (
+        settings.blocked_domain_feeds,
+        settings.allowed_domain_feeds,
+        settings.blocked_network_feeds,
+        settings.blocked_url_feeds,
+    ):
+        for table in feeds.tables:
+            lines.append(table.report())
+            if table.skipped and quiet:
+                click.echo(f"urlvet: note: {table.report()}", err=True)
+    return lines
 
 
 def _first_error(exc: Exception) -> str:
@@ -128,8 +196,31 @@ def _first_error(exc: Exception) -> str:
     return str(exc)
 
 
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    from urlvet.hsts import hsts_preload_list_date
+
+    try:
+        ours = version("urlvet")
+    except PackageNotFoundError:
+        from urlvet import __version__ as ours
+    click.echo(f"urlvet, version {ours}")
+    click.echo(f"HSTS preload list: {hsts_preload_list_date()} (Chromium's, from hstspreload)")
+    ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="urlvet")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and the date of the HSTS preload list, and exit.",
+)
 def main() -> None:
     """Vet the URLs that MCP servers ask a client to open: allow, warn or block."""
 
@@ -147,6 +238,7 @@ def main() -> None:
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 @policy_options
+@tls_options
 def check(
     urls: tuple[str, ...],
     server: str | None,
@@ -160,12 +252,14 @@ def check(
     nameserver: tuple[str, ...],
     fail_on: str,
     no_color: bool,
+    tls: bool | None,
+    ca_file: str | None,
 ) -> None:
     """Vet each URL and print the decision with its findings."""
     from urlvet.engine import Vetter
     from urlvet.server import as_server
 
-    policy = build_policy(policy_path, select, ignore, dns, nameserver)
+    policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
     try:
         srv = (
             as_server(server, name=server_name)
@@ -196,9 +290,9 @@ def render_text(verdict: Any, colour: bool) -> str:
     head = decision.upper().ljust(5)
     if colour:
         head = click.style(head, fg=_DECISION_COLOURS[decision], bold=True)
-    lines = [f"{head}  {_printable(verdict.url)}"]
+    lines = [f"{head}  {printable(verdict.url)}"]
     if verdict.href is not None and verdict.href != verdict.url:
-        lines.append(f"       opens {_printable(verdict.href)}")
+        lines.append(f"       opens {printable(verdict.href)}")
     if verdict.registrable_domain:
         site = verdict.registrable_domain
         lines.append(f"       site  {click.style(site, bold=True) if colour else site}")
@@ -207,15 +301,6 @@ def render_text(verdict: Any, colour: bool) -> str:
         code = click.style(f.code, bold=True) if colour else f.code
         lines.append(f"  {code} {f.name} {sev}: {f.message}")
     return "\n".join(lines)
-
-
-def _printable(text: str, limit: int = 300) -> str:
-    # Never let a URL write terminal escapes or hide text with bidi controls.
-    from urlvet.checks.transport import hidden_characters
-
-    marks = {i: code for i, code, _ in hidden_characters(text)}
-    out = "".join(f"<{marks[i]}>" if i in marks else ch for i, ch in enumerate(text[:limit]))
-    return out + (f"… ({len(text) - limit:,} more characters)" if len(text) > limit else "")
 
 
 @main.command("rule")
@@ -273,13 +358,60 @@ def policy_check(files: tuple[str, ...]) -> None:
     bad = 0
     for f in files:
         try:
-            load_policy(f).compiled  # noqa: B018 - compiling validates the rule tables too
+            # Compiling validates the rule tables and reads the feed files too.
+            compiled = load_policy(f).compiled
         except UrlvetError as exc:
             click.echo(str(exc), err=True)
             bad += 1
         else:
             click.echo(f"{f}: ok")
+            for line in report_feeds(compiled.settings, quiet=False):
+                click.echo(f"  {line}")
     sys.exit(2 if bad else 0)
+
+
+@policy_group.command("test")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "junit"]),
+    default="text",
+    show_default=True,
+    help="text: failures with file:line and a summary; junit: JUnit XML for CI systems.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the report to this file instead of stdout (the summary still goes to stderr).",
+)
+def policy_test(paths: tuple[str, ...], fmt: str, output: str | None) -> None:
+    """Run policy fixtures: every case of each NAME.fixtures.yaml against NAME.yaml beside it.
+
+    PATHS are directories (searched for *.fixtures.yaml), fixtures files or policy files;
+    default: the current directory. Cases are vetted offline. Exit 0 when all pass, 1 when
+    any fails, 2 when a file is broken (invalid YAML, unknown keys or codes, a broken policy).
+    """
+    from urlvet.review import fixtures
+
+    runs = fixtures.run_paths(list(paths) or ["."])
+    report = (
+        fixtures.render_junit(runs)
+        if fmt == "junit"
+        else fixtures.render_text(runs, printable=printable)
+    )
+    if output:
+        try:
+            Path(output).write_text(report + "\n", encoding="utf-8")
+        except OSError as exc:
+            _fail(f"{output}: cannot write: {exc.strerror or exc}")
+        click.echo(fixtures.summary(runs), err=True)
+    else:
+        click.echo(report)
+        if fmt == "junit":
+            click.echo(fixtures.summary(runs), err=True)
+    sys.exit(fixtures.exit_code(runs))
 
 
 @policy_group.command("import-domains")
@@ -357,6 +489,7 @@ def _configured_server(server: str | None, server_name: str | None) -> Any:
     show_default=True,
 )
 @policy_options
+@tls_options
 def consent_cmd(
     url: str,
     server: str,
@@ -370,12 +503,14 @@ def consent_cmd(
     nameserver: tuple[str, ...],
     fail_on: str,
     no_color: bool,
+    tls: bool | None,
+    ca_file: str | None,
 ) -> None:
     """Print the consent screen a client should show before opening URL for a server."""
     from urlvet.consent import ConsentSummary
     from urlvet.engine import Vetter
 
-    policy = build_policy(policy_path, select, ignore, dns, nameserver)
+    policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
     srv = _configured_server(server, server_name)
     verdict = Vetter(policy).vet(url, srv, message=message)
     summary = ConsentSummary.from_verdict(verdict, srv, message)
@@ -400,6 +535,7 @@ def consent_cmd(
 )
 @click.option("--server-name", metavar="NAME", help="The server's name in your client config.")
 @policy_options
+@tls_options
 def hook_cmd(
     server: str,
     server_name: str | None,
@@ -410,6 +546,8 @@ def hook_cmd(
     nameserver: tuple[str, ...],
     fail_on: str,
     no_color: bool,
+    tls: bool | None,
+    ca_file: str | None,
 ) -> None:
     """Answer MCP messages read on stdin, one JSON-RPC message a line, one JSON line each.
 
@@ -421,7 +559,7 @@ def hook_cmd(
     from urlvet.engine import Vetter
     from urlvet.mcp import hook_lines
 
-    policy = build_policy(policy_path, select, ignore, dns, nameserver)
+    policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
     srv = _configured_server(server, server_name)
     vetter = Vetter(policy)
     stdin = click.get_binary_stream("stdin")
@@ -505,6 +643,7 @@ _STDERR_DIAGNOSTICS = 50
 @click.option("--no-progress", is_flag=True, help="No progress line on a terminal's stderr.")
 @click.option("--show-secrets", is_flag=True, help="Do not redact secrets in URLs.")
 @policy_options
+@tls_options
 def audit_cmd(
     paths: tuple[str, ...],
     fmt: str,
@@ -528,6 +667,8 @@ def audit_cmd(
     nameserver: tuple[str, ...],
     fail_on: str,
     no_color: bool,
+    tls: bool | None,
+    ca_file: str | None,
 ) -> None:
     """Audit URL lists, MCP traffic (JSON Lines) and logs; '-' reads stdin.
 
@@ -546,7 +687,7 @@ def audit_cmd(
     from urlvet.output.progress import Progress
     from urlvet.server import as_server
 
-    policy = build_policy(policy_path, select, ignore, dns, nameserver)
+    policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
     if server:
         try:
             as_server(server, name=server_name)
@@ -619,7 +760,7 @@ def audit_cmd(
         if shown > _STDERR_DIAGNOSTICS:
             click.echo("urlvet: further input problems are only in the report", err=True)
             return
-        click.echo(f"urlvet: {diag.level}: {_printable(str(diag), 500)}", err=True)
+        click.echo(f"urlvet: {diag.level}: {printable(str(diag), 500)}", err=True)
 
     reporter = Reporter(
         writer,

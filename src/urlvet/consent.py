@@ -24,13 +24,14 @@ import hashlib
 import html
 import json
 import re
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from urlvet.checks.transport import hidden_characters
-from urlvet.findings import Decision, Finding, Severity, Verdict
+from urlvet.findings import Decision, Finding, Severity, TlsFacts, Verdict
 from urlvet.server import Server, is_loopback_host
+from urlvet.text import clip, clip_middle, hidden_characters, more_characters, visible
 from urlvet.url import HostKind, InvalidURL, ParsedURL, parse, to_unicode
 
 Relation = Literal["same-site", "trusted-third-party", "unrelated", "local", "unknown"]
@@ -174,6 +175,11 @@ class ConsentSummary(BaseModel):
     )
     relation: Relation = Field(description="How the link relates to the server.")
     relation_text: str = Field(description="The relation in plain language.")
+    certificate: str | None = Field(
+        default=None,
+        description="What the TLS probe found, in plain language ('issued 2 days ago by ... "
+        "for ...'); None when no probe ran (it is off by default).",
+    )
 
     message: str | None = Field(description="The server's message exactly as sent.")
     message_visible: str | None = Field(
@@ -243,6 +249,7 @@ class ConsentSummary(BaseModel):
             destination_unknown="UV212" in codes,
             relation=relation,
             relation_text=relation_text,
+            certificate=certificate_text(verdict.tls) if verdict.tls is not None else None,
             message=message,
             message_visible=message_visible,
             message_hidden_characters=hidden_count,
@@ -286,23 +293,6 @@ def summarize(
 # -- building ------------------------------------------------------------------------------
 
 
-def visible(text: str, *, keep_newlines: bool = False) -> str:
-    """``text`` with every control, bidi and invisible character replaced by ``⟨U+XXXX⟩``.
-
-    With ``keep_newlines``, line feeds stay line breaks (a carriage return is still shown).
-    """
-    marks = {i: code for i, code, _ in hidden_characters(text)}
-    if not marks:
-        return text
-    out = []
-    for i, ch in enumerate(text):
-        if i in marks and not (keep_newlines and ch == "\n"):
-            out.append(f"⟨{marks[i]}⟩")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
 def json_dumps(data: Any, indent: int | None = None) -> str:
     """JSON text with Unicode kept readable but every hidden character written as ``\\uXXXX``.
 
@@ -321,6 +311,36 @@ def json_dumps(data: Any, indent: int | None = None) -> str:
         last = i + 1
     out.append(text[last:])
     return "".join(out)
+
+
+_RECENT_DAYS = 60  # younger certificates are dated in days ("issued 2 days ago")
+
+
+def certificate_text(facts: TlsFacts, now: datetime | None = None) -> str:
+    """What the TLS probe found, as the consent screen's 'Certificate' line."""
+    if facts.status == "untrusted":
+        return f"not trusted ({facts.detail or 'the chain does not verify'})"
+    if facts.status == "timeout":
+        return "no secure connection within the deadline: not checked"
+    if facts.status != "ok" or facts.valid_from is None:
+        return f"no secure connection ({facts.detail or 'the handshake failed'})"
+    issued = datetime.fromisoformat(facts.valid_from)
+    age = ((now or datetime.now(UTC)) - issued).days
+    if age < 0:
+        when = f"to be valid from {issued:%Y-%m-%d}"
+    elif age < _RECENT_DAYS:
+        when = "issued today" if age == 0 else f"issued {_plural(age, 'day')} ago"
+    else:
+        when = f"issued on {issued:%Y-%m-%d}"
+    names = ", ".join(facts.names[:3]) or "no names"
+    if len(facts.names) > 3:
+        names += f" and {len(facts.names) - 3} more"
+    by = facts.issuer or "an unnamed authority"
+    return f"{when} by {by} for {names} ({facts.version or 'TLS'})"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _reparse(href: str | None) -> ParsedURL | None:
@@ -476,27 +496,7 @@ def _href_parts(url: ParsedURL) -> HrefParts | None:
     )
 
 
-# -- shared display helpers ----------------------------------------------------------------
-
-
-def _cut(text: str, limit: int) -> tuple[str, int]:
-    """(shown, cut): the first ``limit`` characters and how many were left out."""
-    if len(text) <= limit:
-        return text, 0
-    return text[:limit], len(text) - limit
-
-
-def _cut_middle(text: str, limit: int) -> tuple[str, str, int]:
-    """(head, tail, cut): keep both ends of ``text``; the end nearest the site matters most."""
-    if len(text) <= limit:
-        return text, "", 0
-    head = max(limit // 4, 1)
-    tail = limit - head
-    return text[:head], text[-tail:], len(text) - head - tail
-
-
-def _more(n: int) -> str:
-    return f"… [{n:,} more characters not shown]"
+# -- display pieces (hidden characters and clipping: urlvet.text) ---------------------------
 
 
 def _display_url(summary: ConsentSummary) -> list[tuple[str, str]]:
@@ -509,23 +509,23 @@ def _display_url(summary: ConsentSummary) -> list[tuple[str, str]]:
     parts = summary.href_parts
     if parts is None:
         raw = summary.href if summary.href is not None else summary.url
-        shown, cut = _cut(visible(raw), URL_DISPLAY_LIMIT)
+        shown, cut = clip(visible(raw), URL_DISPLAY_LIMIT)
         pieces.append(("text", shown))
         if cut:
-            pieces.append(("cut", _more(cut)))
+            pieces.append(("cut", more_characters(cut)))
         return [p for p in pieces if p[1]]
     pieces.append(("text", parts.scheme))
     for kind, text in (("userinfo", parts.userinfo), ("text", parts.subdomains)):
-        head, tail, cut = _cut_middle(visible(text), URL_PREFIX_LIMIT)
+        head, tail, cut = clip_middle(visible(text), URL_PREFIX_LIMIT)
         pieces.append((kind, head))
         if cut:
             pieces.append(("cut", f" … [{cut:,} characters not shown] … "))
             pieces.append((kind, tail))
     pieces.append(("site", visible(parts.site)))
-    after, cut = _cut(visible(parts.after), URL_DISPLAY_LIMIT)
+    after, cut = clip(visible(parts.after), URL_DISPLAY_LIMIT)
     pieces.append(("text", after))
     if cut:
-        pieces.append(("cut", _more(cut)))
+        pieces.append(("cut", more_characters(cut)))
     return [p for p in pieces if p[1]]
 
 
@@ -544,7 +544,7 @@ def _display_message(summary: ConsentSummary) -> tuple[str, str | None]:
     if len(lines) > MESSAGE_LINE_LIMIT:
         notes.append(f"{len(lines) - MESSAGE_LINE_LIMIT:,} more lines")
         text = "\n".join(lines[:MESSAGE_LINE_LIMIT])
-    text, cut = _cut(text, MESSAGE_DISPLAY_LIMIT)
+    text, cut = clip(text, MESSAGE_DISPLAY_LIMIT)
     if cut:
         notes.append(f"{cut:,} more characters")
     note = f"[{' and '.join(notes)} not shown]" if notes else None
@@ -554,8 +554,8 @@ def _display_message(summary: ConsentSummary) -> tuple[str, str | None]:
 def _field(text: str | None, limit: int = FIELD_DISPLAY_LIMIT) -> str:
     if text is None:
         return ""
-    shown, cut = _cut(visible(text), limit)
-    return shown + (_more(cut) if cut else "")
+    shown, cut = clip(visible(text), limit)
+    return shown + (more_characters(cut) if cut else "")
 
 
 def _host_line(summary: ConsentSummary) -> str | None:
@@ -615,6 +615,8 @@ def _render_text(s: ConsentSummary, colour: bool) -> str:
     if destination is not None:
         rows.append(("Really opens", destination))
     rows.append(("Relation", _field(s.relation_text)))
+    if s.certificate is not None:
+        rows.append(("Certificate", _field(s.certificate)))
     for label, value in rows:
         lines.append(f"{label + ':':<10} {value}")
     if s.message is not None:
@@ -681,6 +683,8 @@ def _render_markdown(s: ConsentSummary) -> str:
     if destination is not None:
         rows.append(("Really opens", f"**{_md(destination)}**"))
     rows.append(("Relation", _md(_field(s.relation_text))))
+    if s.certificate is not None:
+        rows.append(("Certificate", _md(_field(s.certificate))))
     out.extend(f"- **{label}:** {value}" for label, value in rows)
     if s.message is not None:
         text, note = _display_message(s)
@@ -828,6 +832,8 @@ def _render_html(s: ConsentSummary) -> str:
             )
         )
     rows.append(("Relation", f'<span id="relation">{_hv(_field(s.relation_text))}</span>'))
+    if s.certificate is not None:
+        rows.append(("Certificate", f'<span id="certificate">{_hv(_field(s.certificate))}</span>'))
     body = ["<dl>"] + [f"<dt>{_h(k)}</dt><dd>{v}</dd>" for k, v in rows] + ["</dl>"]
     if s.message is not None:
         text, note = _display_message(s)

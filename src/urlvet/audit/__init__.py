@@ -919,8 +919,10 @@ class Auditor:
 
     @property
     def uses_dns(self) -> bool:
-        """True when the policy resolves names (the audit then runs on an event loop)."""
-        return bool(self.policy.compiled.dns_enabled)
+        """True when the policy resolves names or probes TLS (the audit then runs on an event
+        loop, probes bounded by the prober's concurrency and cached per address, port, host)."""
+        compiled = self.policy.compiled
+        return bool(compiled.dns_enabled or compiled.tls_probe)
 
     def run(
         self,

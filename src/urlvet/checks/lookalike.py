@@ -74,7 +74,14 @@ def _evidence(url: ParsedURL, match: LookalikeMatch) -> dict[str, object]:
     return evidence
 
 
-@rule("UV301", "unsafe-idn-display", Severity.MEDIUM, cwe=_LOOKALIKE_CWE, hosts=DOMAIN_HOSTS)
+@rule(
+    "UV301",
+    "unsafe-idn-display",
+    Severity.MEDIUM,
+    cwe=_LOOKALIKE_CWE,
+    hosts=DOMAIN_HOSTS,
+    per_host=True,
+)
 def unsafe_idn_display(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """An internationalised host name that is not safe to show in Unicode.
 
@@ -122,6 +129,7 @@ def unsafe_idn_display(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
     Severity.CRITICAL,
     cwe=_LOOKALIKE_CWE,
     hosts=DOMAIN_HOSTS,
+    per_host=True,
 )
 def homoglyph_of_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A host that looks exactly like a protected domain but is not it.
@@ -164,7 +172,12 @@ _EDIT_TEXT = {
 
 
 @rule(
-    "UV303", "near-miss-of-protected-domain", Severity.HIGH, cwe=_LOOKALIKE_CWE, hosts=DOMAIN_HOSTS
+    "UV303",
+    "near-miss-of-protected-domain",
+    Severity.HIGH,
+    cwe=_LOOKALIKE_CWE,
+    hosts=DOMAIN_HOSTS,
+    per_host=True,
 )
 def near_miss_of_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A host one typo away from a protected domain.
@@ -206,6 +219,7 @@ def near_miss_of_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> I
     Severity.MEDIUM,
     cwe=_LOOKALIKE_CWE,
     hosts=DOMAIN_HOSTS,
+    per_host=True,
 )
 def protected_domain_under_other_suffix(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A protected name registered under another public suffix.
@@ -234,7 +248,14 @@ def protected_domain_under_other_suffix(url: ParsedURL | None, ctx: CheckContext
         )
 
 
-@rule("UV305", "embedded-protected-domain", Severity.HIGH, cwe=_LOOKALIKE_CWE, hosts=DOMAIN_HOSTS)
+@rule(
+    "UV305",
+    "embedded-protected-domain",
+    Severity.HIGH,
+    cwe=_LOOKALIKE_CWE,
+    hosts=DOMAIN_HOSTS,
+    per_host=True,
+)
 def embedded_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A host that spells out a protected domain inside a different site's name.
 
@@ -267,7 +288,14 @@ def embedded_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Itera
         )
 
 
-@rule("UV306", "combo-squatting", Severity.MEDIUM, cwe=_LOOKALIKE_CWE, hosts=DOMAIN_HOSTS)
+@rule(
+    "UV306",
+    "combo-squatting",
+    Severity.MEDIUM,
+    cwe=_LOOKALIKE_CWE,
+    hosts=DOMAIN_HOSTS,
+    per_host=True,
+)
 def combo_squatting(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A protected brand name combined with a sign-in or payment word.
 

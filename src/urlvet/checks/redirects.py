@@ -19,6 +19,7 @@ from urlvet.checks.base import (
     DOMAIN_HOSTS,
     CheckContext,
     Hit,
+    allowed_domain,
     carried,
     clip,
     host_matches,
@@ -124,7 +125,7 @@ def url_shortener(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     if url.pathname in ("", "/"):
         return
     shortener = host_matches(url.host, ctx.settings.shorteners)
-    if shortener is None or host_matches(url.host, ctx.settings.allowed_domains):
+    if shortener is None or allowed_domain(url.host.rstrip(".").lower(), ctx.settings):
         return
     yield Hit(
         f"The link goes through {shortener}, a URL shortener: where it really leads is unknown "

@@ -16,6 +16,7 @@ _FAMILIES = (
     "lookalike",
     "server",
     "message",
+    "tls",
 )
 
 

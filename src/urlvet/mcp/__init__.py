@@ -59,6 +59,7 @@ from urlvet.mcp.wire import (
     ProtocolEra,
     UrlRequest,
     WireShape,
+    might_carry_url,
     parse_message,
     url_requests,
 )
@@ -90,6 +91,7 @@ __all__ = [
     "guard_elicitation",
     "guard_elicitation_error",
     "hook_lines",
+    "might_carry_url",
     "parse_message",
     "proxy_action",
     "retried_request",

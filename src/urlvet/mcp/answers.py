@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from urlvet.consent import ConsentSummary, json_dumps, visible
+from urlvet.consent import ConsentSummary, json_dumps
 from urlvet.engine import Vetter, default_vetter
 from urlvet.findings import Decision, Finding, Verdict
 from urlvet.mcp.wire import (
@@ -56,6 +56,7 @@ from urlvet.mcp.wire import (
     parse_message,
 )
 from urlvet.server import Server, as_server
+from urlvet.text import one_line
 
 logger = logging.getLogger("urlvet.mcp")
 
@@ -271,11 +272,6 @@ def main_finding(verdict: Verdict) -> Finding | None:
     return best
 
 
-def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(visible(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def warning_line(verdict: Verdict) -> str:
     """One line starting ``urlvet:`` that says in plain words what is wrong with the URL.
 
@@ -287,7 +283,7 @@ def warning_line(verdict: Verdict) -> str:
         what = "check this link before you open it."
     else:
         what = f"check this link before you open it: {f.message} ({f.code})"
-    return _one_line(f"urlvet: {what}", WARNING_LINE_LIMIT)
+    return one_line(f"urlvet: {what}", WARNING_LINE_LIMIT)
 
 
 def _prefixed(line: str, text: str | None) -> str:
@@ -297,9 +293,9 @@ def _prefixed(line: str, text: str | None) -> str:
 def blocked_reason(request: UrlRequest, verdict: Verdict) -> str:
     """One sentence: urlvet blocked this URL, and why."""
     f = main_finding(verdict)
-    url = _one_line(request.url, URL_QUOTE_LIMIT)
+    url = one_line(request.url, URL_QUOTE_LIMIT)
     why = f"{f.message} ({f.code})" if f is not None else "it is unsafe"
-    return _one_line(f"urlvet blocked the URL {url}: {why}", WARNING_LINE_LIMIT + URL_QUOTE_LIMIT)
+    return one_line(f"urlvet blocked the URL {url}: {why}", WARNING_LINE_LIMIT + URL_QUOTE_LIMIT)
 
 
 def blocked_error(
@@ -324,7 +320,7 @@ def blocked_error(
             message += f" (and {len(blocked) - 1} more URL(s))"
     else:
         reason = parsed.error.message if parsed.error is not None else "the message is malformed"
-        message = _one_line(
+        message = one_line(
             f"urlvet blocked a URL request it could not read: {reason}", WARNING_LINE_LIMIT
         )
     data = {

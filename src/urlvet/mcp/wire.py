@@ -28,11 +28,14 @@ A plain string ``message`` is accepted wherever the draft expects TextContent.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from urlvet.text import one_line
 
 INTERACTION_REQUIRED = -32003
 """The draft user-interaction proposal's error: an interaction is needed first."""
@@ -179,12 +182,14 @@ def parse_message(data: Any, *, lenient: bool = False) -> ParsedMessage:
             return ParsedMessage("other", id=good_id, is_request=True)
         if "error" in data:
             error = data["error"]
-            if not isinstance(error, dict) or not isinstance(error.get("code"), int):
+            code = error.get("code") if isinstance(error, dict) else None
+            if not isinstance(code, int | float) or isinstance(code, bool):
                 raise MalformedMessage("not-json-rpc", "the error is not an object with a code")
-            if error["code"] == INTERACTION_REQUIRED:
+            # A JavaScript client reads -32042.0 as -32042: so does this parser (== compares).
+            if code == INTERACTION_REQUIRED:
                 protocol, claimed = "draft", "interaction_required"
                 return _parse_interaction_required(error, good_id)
-            if error["code"] == URL_ELICITATION_REQUIRED:
+            if code == URL_ELICITATION_REQUIRED:
                 protocol, claimed = "2025-11-25", "url_elicitation_required"
                 return _parse_url_elicitation_required(error, good_id)
             return ParsedMessage("other", id=good_id)
@@ -219,6 +224,26 @@ def parse_message(data: Any, *, lenient: bool = False) -> ParsedMessage:
             is_request=isinstance(method, str),
             claimed=claimed,
         )
+
+
+# -- a fast pre-filter for relays ------------------------------------------------------------
+
+_MARKERS = (b"interaction/create", b"elicitation/create", b"input_required", b'"error"')
+_ESCAPED_ASCII = re.compile(rb"\\(?:u00[0-7]|/)")
+
+
+def might_carry_url(raw: bytes | str) -> bool:
+    """False only when the JSON text ``raw`` cannot be a URL request in any wire shape.
+
+    For a relay's fast path: a line for which this is False is forwarded without being
+    decoded. It is True when the text names a URL method (``interaction/create``,
+    ``elicitation/create``), ``input_required``, or has an ``"error"`` member (the -32003 and
+    -32042 codes can be written many ways: ``-32042.0``, ``-3.2042e4``), and whenever it holds
+    a JSON escape that could spell an ASCII character (``\\u0065``, ``\\/``), since a
+    parser decodes those into the same names.
+    """
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    return any(m in data for m in _MARKERS) or _ESCAPED_ASCII.search(data) is not None
 
 
 # -- lenient reading for logs -----------------------------------------------------------------
@@ -393,7 +418,7 @@ def _optional_str(params: Mapping[str, Any], key: str) -> str | None:
 
 
 def _clip(value: object) -> str:
-    return str(value)[:KEY_DISPLAY_LIMIT]
+    return one_line(str(value), KEY_DISPLAY_LIMIT)
 
 
 def _parse_interaction_create(data: dict[str, Any], msg_id: JsonId | None) -> ParsedMessage:
@@ -564,6 +589,7 @@ __all__ = [
     "UrlRequest",
     "WireShape",
     "interaction_items",
+    "might_carry_url",
     "parse_message",
     "url_requests",
 ]

@@ -150,6 +150,7 @@ def _verdict_json(
         "host_kind": verdict.host_kind,
         "registrable_domain": verdict.registrable_domain,
         "server": verdict.server,
+        "tls": verdict.tls.model_dump(mode="json") if verdict.tls is not None else None,
     }
     return json.dumps(data, ensure_ascii=True, separators=(",", ":"), default=_json_default)[1:-1]
 

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
 from urlvet.findings import Decision
-from urlvet.output.base import RunInfo, printable
+from urlvet.output.base import RunInfo
 from urlvet.output.record import Record
+from urlvet.text import printable
 
 if TYPE_CHECKING:
     from urlvet.audit import Diagnostic, Occurrence, Summary
