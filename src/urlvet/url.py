@@ -459,17 +459,22 @@ def carried_urls(url: ParsedURL) -> tuple[CarriedURL, ...]:
     :data:`CARRIED_SCHEMES`. Bounded: :data:`MAX_CARRIED_DEPTH` levels, :data:`MAX_CARRIED`
     URLs, values up to :data:`MAX_CARRIED_LENGTH` characters. Breadth first, in query order.
     """
-    if not url.search or not _may_carry(url.search):
+    if not url.search or not may_carry(url.search):
         return ()
     found: list[CarriedURL] = []
     queue: list[tuple[ParsedURL, tuple[str, ...]]] = [(url, ())]
     while queue and len(found) < MAX_CARRIED:
         holder, path = queue.pop(0)
-        if not holder.search or not _may_carry(holder.search):
+        if not holder.search or not may_carry(holder.search):
             continue
-        for name, value in query_params(holder.search):
-            if len(value) > MAX_CARRIED_LENGTH or len(found) >= MAX_CARRIED:
+        for part in holder.search.removeprefix("?").split("&"):
+            raw_name, _, raw_value = part.partition("=")
+            # Decoded only when the raw value could hold a URL: most values cannot.
+            if len(raw_value) > MAX_CARRIED_LENGTH or not may_carry(raw_value):
                 continue
+            if len(found) >= MAX_CARRIED:
+                break
+            name, value = form_decode(raw_name), form_decode(raw_value)
             decoded = _decode_carried(value)
             if decoded is None:
                 continue
@@ -487,9 +492,9 @@ def carried_urls(url: ParsedURL) -> tuple[CarriedURL, ...]:
     return tuple(found)
 
 
-def _may_carry(search: str) -> bool:
-    # A cheap test that rules out most queries: no URL can be written in one without a colon,
-    # an escape, or base64 of "http".
+def may_carry(search: str) -> bool:
+    """False when no URL can be written in ``search`` (no colon, no escape, no base64 of
+    "http"): a cheap test that rules out most queries before any decoding."""
     return ":" in search or "%" in search or "aHR0c" in search
 
 

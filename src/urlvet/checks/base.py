@@ -25,6 +25,7 @@ from urlvet.url import (
     ParsedURL,
     carried_urls,
     first_parent_dot,
+    may_carry,
 )
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -402,9 +403,14 @@ def redirector_destination(url: ParsedURL, ctx: CheckContext) -> CarriedURL | No
     return _carried_analysis(url, ctx)[1]
 
 
+_NOTHING_CARRIED: tuple[tuple[CarriedURL, ...], CarriedURL | None] = ((), None)
+
+
 def _carried_analysis(
     url: ParsedURL, ctx: CheckContext
 ) -> tuple[tuple[CarriedURL, ...], CarriedURL | None]:
+    if not url.search or not may_carry(url.search):
+        return _NOTHING_CARRIED
     # Four rules ask; the answer is computed once per URL.
     memo = ctx.memo.get("carried")
     if memo is not None and memo[0] is url:
