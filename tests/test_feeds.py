@@ -435,3 +435,28 @@ def test_network_feed_picks_the_most_specific_network(tmp_path: Path) -> None:
     hit = feeds.match_address(ipaddress.ip_address("10.1.2.3"))
     assert hit is not None
     assert (hit.entry, hit.line) == ("10.1.0.0/16", 2)
+
+
+def test_a_host_of_many_labels_is_looked_up_by_its_short_parents_only(tmp_path: Path) -> None:
+    feed = _write(tmp_path / "f.txt", "evil.example\ncorp\n")
+    feeds = FeedSet((load_feed(FeedSpec(str(feed), "f.txt", "domains")),))
+    host = "a." * 100_000 + "x.evil.example"
+    hit = feeds.match_domain(host)
+    assert hit is not None
+    assert hit.entry == "evil.example"
+    assert feeds.match_domain("a" * 300) is None
+    assert feeds.match_domain("wiki.corp") is not None  # a single-label entry
+
+
+def test_single_label_parents_are_skipped_only_when_no_entry_has_one(tmp_path: Path) -> None:
+    feed = _write(tmp_path / "f.txt", "evil.example\n")
+    table = load_feed(FeedSpec(str(feed), "f.txt", "domains"))
+    assert not table.single_labels
+    assert FeedSet((table,)).match_domain("example") is None
+
+
+def test_a_file_without_line_ends_is_refused_without_reading_it_whole(tmp_path: Path) -> None:
+    (tmp_path / "bomb.gz").write_bytes(gzip.compress(b"a" * 5_000_000))
+    spec = FeedSpec(str(tmp_path / "bomb.gz"), "bomb.gz", "domains", on_error="skip")
+    with pytest.raises(PolicyError, match="not a feed of one entry a line"):
+        load_feed(spec, use_cache=False)

@@ -579,3 +579,113 @@ def test_the_public_surface_of_urlvet_mcp_is_pinned() -> None:
     )
     for name in urlvet.mcp.__all__:
         assert getattr(urlvet.mcp, name) is not None
+
+
+def test_urlvet_hook_answers_the_drafts_own_examples_as_a_new_user_tries_them() -> None:
+    # Issue 12's report, through the command: the examples copied verbatim from the draft.
+    import subprocess
+    import sys
+
+    stdin = "".join(json.dumps(code_blocks(DRAFT_TEXT)[i]) + "\n" for i in (1, 2, 4))
+    proc = subprocess.run(
+        [sys.executable, "-m", "urlvet.cli", "hook", "--server", DRAFT_SERVER, "--no-dns"],
+        input=stdin.encode(),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = [json.loads(x) for x in proc.stdout.decode().splitlines()]
+    assert [(o["ok"], o["shape"], o["decision"]) for o in out] == [
+        (True, "interaction/create", "allow"),
+        (True, "interaction_required", "allow"),
+        (True, "interaction/create", "allow"),
+    ]
+    assert out[0]["requests"][0]["message"] == DRAFT_AUTH[1]
+
+
+# -- the proxy's builders hold for any text and any decision --------------------------------
+
+URLS_BY_DECISION = {Decision.ALLOW: CONNECT[0], Decision.WARN: WARNED, Decision.BLOCK: BLOCKED}
+SHAPED = [
+    (code_blocks(DRAFT_TEXT)[1], ["params", "interaction"], "text-content"),
+    (code_blocks(DRAFT_TEXT)[2], ["error", "data"], "text-content"),
+    (code_blocks(V2025)[13], ["params"], "string"),
+    (code_blocks(V2025)[16], ["error", "data", "elicitations", 0], "string"),
+    (
+        _input_required_example([API_KEY[0]]),
+        ["result", "inputRequests", "url_0", "params"],
+        "string",
+    ),
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    which=st.integers(min_value=0, max_value=len(SHAPED) - 1),
+    decision=st.sampled_from(list(URLS_BY_DECISION)),
+    text=st.text(max_size=120),
+)
+def test_proxy_action_on_any_text_keeps_the_shape_and_the_url(
+    which: int, decision: Decision, text: str
+) -> None:
+    base, path, form = SHAPED[which]
+    message = _with_url(base, path, URLS_BY_DECISION[decision])
+    holder = _texts(message, path)
+    holder["message"] = {"type": "text", "text": text} if form == "text-content" else text
+    parsed = parse_message(message)
+    verdicts = _verdicts(parsed, {})
+    # The message can raise the decision (hidden characters in it are a finding), never lower it.
+    assert verdicts[0].decision.rank >= decision.rank
+    decision = verdicts[0].decision
+    action = proxy_action(message, parsed, verdicts, original_request=_tools_call(), retry_id=9)
+    if decision is Decision.ALLOW:
+        assert (action.did, action.to_client, action.to_server) == ("forwarded", None, None)
+    elif decision is Decision.WARN:
+        assert action.to_client is not None
+        again = parse_message(action.to_client)
+        assert (again.shape, [r.url for r in again.requests]) == (
+            parsed.shape,
+            [r.url for r in parsed.requests],
+        )
+        shown = again.requests[0].message or ""
+        first, _, rest = shown.partition("\n")
+        assert first.startswith("urlvet: ")
+        assert rest == text
+        assert json.loads(json.dumps(action.to_client)) == action.to_client
+    else:
+        assert action.did == "declined"
+        sent = action.to_client or action.to_server
+        assert sent is not None
+        # A blocked URL never reaches the client.
+        assert action.to_client is None or parse_message(action.to_client).requests == ()
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        {k: v for k, v in code_blocks(V2025)[13].items() if k != "jsonrpc"},
+        {**code_blocks(V2025)[13], "jsonrpc": "1.0"},
+        {**code_blocks(DRAFT_TEXT)[2], "jsonrpc": 2},
+    ],
+)
+def test_a_url_request_with_a_broken_envelope_is_declined_not_passed_on(broken: Any) -> None:
+    parsed = parse_message(broken)
+    assert parsed.shape == "malformed"
+    assert parsed.claimed is not None
+    action = proxy_action(broken, parsed, [])
+    assert action.did == "declined"
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        {"id": 1, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 1, "error": "boom"},
+        {"jsonrpc": "1.0", "id": 1, "result": {"content": []}},
+    ],
+)
+def test_a_broken_message_that_is_no_url_request_is_forwarded(other: Any) -> None:
+    parsed = parse_message(other)
+    assert parsed.shape == "malformed"
+    assert proxy_action(other, parsed, []).did == "forwarded"

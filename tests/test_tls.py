@@ -751,6 +751,76 @@ def test_hook_tls_puts_the_certificate_in_the_answer(
     assert "untrusted" in result.output
 
 
+def _through_proxy(options: list[str], elicit_url: str) -> tuple[list[Any], list[Any]]:
+    """Run ``urlvet proxy OPTIONS -- jsonrpc_server``, have the server ask the client to open
+    ``elicit_url``: (what reached the client, what the server received back)."""
+    import subprocess
+    import sys
+
+    from proxy_harness import JSONRPC_SERVER, env, proxy_command
+
+    cmd = proxy_command(*options, command=[sys.executable, str(JSONRPC_SERVER)])
+    elicit = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "elicitation/create",
+        "params": {"mode": "url", "elicitationId": "e-7", "url": elicit_url, "message": "Go"},
+    }
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "test/send",
+            "params": {"lines": [json.dumps(elicit)]},
+        },
+        {"jsonrpc": "2.0", "id": 2, "method": "test/received"},
+    ]
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env()
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    try:
+        client: list[Any] = []
+        for request in requests:
+            if request["id"] == 2:
+                time.sleep(0.3)  # a decline is written right after the message: let it land
+            proc.stdin.write(json.dumps(request).encode() + b"\n")
+            proc.stdin.flush()
+            while True:
+                line = proc.stdout.readline()
+                assert line, proc.stderr.read() if proc.stderr else b""
+                data = json.loads(line)
+                if data.get("id") == request["id"] and "method" not in data:
+                    break
+                client.append(data)
+        received = [json.loads(text) for text in data["result"]["lines"]]
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    return client, received
+
+
+def test_proxy_tls_declines_a_link_to_an_untrusted_certificate(
+    nsd: tuple[str, int], pki: Pki, servers: dict[str, TlsServer], tmp_path: Path
+) -> None:
+    args = _cli_args(nsd, pki, tmp_path / "p.json")
+    target = servers["self-signed"]
+    before = len(target.connections)
+    url = url_of(servers, "self-signed")
+    client, received = _through_proxy([*args, "--server", "https://mcp.example.com/mcp"], url)
+    assert client == []  # blocked: the client never sees the request
+    (decline,) = [m for m in received if m.get("id") == 7]
+    assert decline == {"jsonrpc": "2.0", "id": 7, "result": {"action": "decline"}}
+    assert len(target.connections) == before + 1
+    assert_handshake_only(target)
+    # Without --tls the proxy does not probe: the same link reaches the client.
+    plain = [a for a in args if a != "--tls"]
+    client, _ = _through_proxy([*plain, "--server", "https://mcp.example.com/mcp"], url)
+    assert [m.get("id") for m in client] == [7]
+    assert len(target.connections) == before + 1
+
+
 def test_a_ca_file_that_cannot_be_read_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         main,
@@ -766,6 +836,15 @@ def test_a_ca_file_that_cannot_be_read_is_a_usage_error(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "cannot load trust anchors" in result.output
     assert "Traceback" not in result.output
+
+
+def test_tls_without_dns_says_names_are_not_probed(servers: dict[str, TlsServer], pki: Pki) -> None:
+    before = len(servers["good"].connections)
+    result = CliRunner().invoke(
+        main, ["check", "--no-dns", "--tls", "--ca-file", str(pki.ca_file), url_of(servers, "good")]
+    )
+    assert "reaches IP-literal hosts only" in result.output
+    assert len(servers["good"].connections) == before
 
 
 def test_version_names_the_hsts_preload_list_date() -> None:

@@ -129,6 +129,12 @@ def with_tls(policy: Any, tls: bool | None, ca_file: str | None) -> Any:
             Prober(timeout=policy.tls.timeout, ca_file=policy.tls.ca_file)
         except InputError as exc:
             _fail(str(exc))
+        if not policy.dns.enabled:
+            click.echo(
+                "urlvet: note: without DNS the TLS probe reaches IP-literal hosts only: a "
+                "name is probed only at an address its DNS check approved",
+                err=True,
+            )
     return policy
 
 
@@ -237,6 +243,12 @@ def main() -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="For each finding, the policy file, line and key behind its severity; what the "
+    "policy ignored or allowed; the threshold behind the decision.",
+)
 @policy_options
 @tls_options
 def check(
@@ -245,6 +257,7 @@ def check(
     server_name: str | None,
     message: str | None,
     fmt: str,
+    explain: bool,
     policy_path: str | None,
     select: tuple[str, ...],
     ignore: tuple[str, ...],
@@ -270,16 +283,30 @@ def check(
         _fail(str(exc))
     vetter = Vetter(policy)
     verdicts = [vetter.vet(u, srv, message=message) for u in urls]
+    explanations: list[Any] = []
+    if explain:
+        from urlvet.review.explain import Explainer
+
+        try:
+            explainer = Explainer(policy, policy_path, _split_codes(select), _split_codes(ignore))
+            explanations = [explainer.explain(v, srv, message) for v in verdicts]
+        except UrlvetError as exc:
+            _fail(str(exc))
     if fmt == "json":
         from urlvet.consent import json_dumps
 
         # Hidden characters and lone surrogates (argv bytes that are not UTF-8 arrive as
         # surrogates) are written as \uXXXX: a strict UTF-8 stdout cannot encode them.
-        click.echo(json_dumps([v.to_json_dict() for v in verdicts], indent=2))
+        data = [v.to_json_dict() for v in verdicts]
+        for item, why in zip(data, explanations, strict=False):
+            item["explain"] = why.to_json_dict()
+        click.echo(json_dumps(data, indent=2))
     else:
         colour = _use_colour(no_color)
-        for v in verdicts:
+        for i, v in enumerate(verdicts):
             click.echo(render_text(v, colour))
+            if explanations:
+                click.echo("\n".join(printable(line, 2000) for line in explanations[i].lines()))
     threshold = 1 if fail_on == "warn" else 2
     sys.exit(1 if any(v.decision.rank >= threshold for v in verdicts) else 0)
 
@@ -412,6 +439,44 @@ def policy_test(paths: tuple[str, ...], fmt: str, output: str | None) -> None:
         if fmt == "junit":
             click.echo(fixtures.summary(runs), err=True)
     sys.exit(fixtures.exit_code(runs))
+
+
+@policy_group.command("diff")
+@click.argument("old", type=click.Path(dir_okay=False))
+@click.argument("new", type=click.Path(dir_okay=False))
+@click.argument("url_files", nargs=-1, type=click.Path(dir_okay=False))
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.option("--server", metavar="URL|stdio", help="The server that asks for the URL files' URLs.")
+@click.option("--exit-code", is_flag=True, help="Exit 1 when any URL's decision or codes change.")
+def policy_diff(
+    old: str, new: str, url_files: tuple[str, ...], fmt: str, server: str | None, exit_code: bool
+) -> None:
+    """Show which URLs a policy change moves: OLD and NEW are policy files.
+
+    The URLs are the fixtures of both policies plus URL_FILES (one URL a line), vetted offline
+    under each. Every URL whose decision or codes change is listed, grouped by old -> new
+    decision, with a summary. To compare against a branch, check it out beside the working
+    tree first (`git worktree add ../base main`), so that `extends` and feed paths resolve.
+    """
+    from urlvet.policy import load_policy
+    from urlvet.review import diff
+
+    try:
+        old_policy = load_policy(old)
+        new_policy = load_policy(new)
+        probes = diff.probes_for([old, new], url_files, server)
+        result = diff.diff_policies(old_policy, new_policy, probes, old, new)
+    except UrlvetError as exc:
+        _fail(str(exc))
+    if fmt == "json":
+        from urlvet.consent import json_dumps
+
+        click.echo(json_dumps(result.to_json_dict(), indent=2))
+    else:
+        click.echo(diff.render_text(result, printable=printable))
+    sys.exit(1 if exit_code and result.changes else 0)
 
 
 @policy_group.command("import-domains")
@@ -567,6 +632,86 @@ def hook_cmd(
     for answer in hook_lines(iter(stdin.readline, b""), vetter, srv):
         out.write(answer.encode("utf-8") + b"\n")
         out.flush()
+
+
+@main.command(
+    "proxy",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@click.option(
+    "--server",
+    metavar="URL|stdio",
+    help="The server as your client configuration names it (default: stdio for a command, "
+    "the upstream URL for HTTP).",
+)
+@click.option("--server-name", metavar="NAME", help="The server's name in your client config.")
+@click.option(
+    "--upstream", metavar="URL", help="The Streamable HTTP endpoint to put urlvet in front of."
+)
+@click.option(
+    "--listen", metavar="HOST:PORT", help="Where to serve the endpoint (http://HOST:PORT/mcp)."
+)
+@click.option(
+    "--log",
+    "log_path",
+    type=click.Path(dir_okay=False),
+    help="Append one JSON line per vetted URL to this file (urlvet audit reads it).",
+)
+@click.option(
+    "--policy",
+    "policy_path",
+    type=click.Path(dir_okay=False),
+    help="Policy file (YAML or TOML). Default: the built-in balanced policy.",
+)
+@click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes.")
+@click.option(
+    "--dns/--no-dns", "dns", default=None, help="Resolve names (default: as the policy says)."
+)
+@click.option("--nameserver", multiple=True, metavar="HOST[:PORT]", help="Nameserver to ask.")
+@tls_options
+def proxy_cmd(
+    command: tuple[str, ...],
+    server: str | None,
+    server_name: str | None,
+    upstream: str | None,
+    listen: str | None,
+    log_path: str | None,
+    policy_path: str | None,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    dns: bool | None,
+    nameserver: tuple[str, ...],
+    tls: bool | None,
+    ca_file: str | None,
+) -> None:
+    """Vet every URL an MCP server asks the client to open, between the two.
+
+    \b
+    stdio:  urlvet proxy [OPTIONS] -- COMMAND [ARGS...]
+    HTTP:   urlvet proxy --upstream URL --listen HOST:PORT [OPTIONS]
+
+    Allowed URL requests pass unchanged, warned ones reach the client with a first line
+    'urlvet: ...', blocked ones never reach it: the server gets a decline. Everything else
+    passes through unchanged. With a command, exits with the command's status.
+    """
+    from urlvet.mcp.proxy import run_proxy
+
+    policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
+    try:
+        status = run_proxy(
+            policy,
+            command=command,
+            upstream=upstream,
+            listen=listen,
+            server=server,
+            server_name=server_name,
+            log=log_path,
+        )
+    except (UrlvetError, OSError) as exc:
+        _fail(str(exc))
+    sys.exit(status)
 
 
 def _read_lines(path: str) -> list[str]:

@@ -39,13 +39,14 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import accumulate, repeat
 from operator import add, mul, rshift
 from pathlib import Path
 from typing import Literal
 
 from urlvet.errors import PolicyError
-from urlvet.url import MAX_DOMAIN_LENGTH, HostKind, InvalidURL, first_parent_dot, parse
+from urlvet.url import MAX_DOMAIN_LENGTH, HostKind, InvalidURL, parse
 
 FeedKind = Literal["domains", "networks", "urls"]
 FeedFormat = Literal["auto", "domains", "hosts", "adblock", "urls", "cidr", "csv"]
@@ -53,7 +54,7 @@ OnError = Literal["error", "skip"]
 
 CACHE_ENV = "URLVET_CACHE_DIR"
 """Environment variable naming the cache directory; set it empty to turn the cache off."""
-CACHE_VERSION = 1
+CACHE_VERSION = 3
 """Bumped whenever the table layout or the parsing of any format changes."""
 MAX_ENTRIES = 1 << 24
 """Entries one feed file may hold (the index bits packed beside the hash)."""
@@ -65,6 +66,7 @@ CHUNK_BYTES = 1 << 20
 """Feeds are read this much at a time, so that a large one never sits in memory as lines."""
 
 _HASH_SHIFT = 3  # a CRC-32 shifted right by 3: 29 bits, packed above ...
+_HASH_BITS = 29
 _INDEX_BITS = 24  # ... 24 bits of entry index: 53 bits, exact in a float
 _INDEX_SCALE = float(1 << _INDEX_BITS)
 _INDEX_MASK = (1 << _INDEX_BITS) - 1
@@ -137,6 +139,12 @@ class FeedTable:
     """The first few skipped lines: (line, reason)."""
     prefixes: tuple[tuple[int, int], ...] = ()
     """For network feeds: the (IP version, prefix length) pairs present, longest first."""
+    single_labels: bool = False
+    """True when an entry is a single label (``corp``): lookups try a host's last label."""
+    bucket_bits: int = 0
+    """The top bits of the hash that index ``buckets``."""
+    buckets: array[int] = field(default_factory=lambda: array("I", [0, 0]), repr=False)
+    """Where each bucket of ``keys`` starts (and, last, where the keys end)."""
     from_cache: bool = False
     """True when the table was read from the compiled cache instead of parsed."""
 
@@ -159,9 +167,16 @@ class FeedTable:
         """The index of ``key`` (whose ``crc32(key) >> 3`` is ``crc``), or None."""
         keys = self.keys
         low = crc * _INDEX_SCALE
-        high = low + _INDEX_SCALE
-        i = bisect_left(keys, low)
+        # The bucket of the hash's top bits bounds the binary search to a handful of entries,
+        # whatever the size of the table.
+        bucket = crc >> (_HASH_BITS - self.bucket_bits)
+        buckets = self.buckets
+        end = buckets[bucket + 1]
+        i = bisect_left(keys, low, buckets[bucket], end)
         n = len(keys)
+        if i == end or keys[i] >= low + _INDEX_SCALE:
+            return None  # the common case: no entry with this hash
+        high = low + _INDEX_SCALE
         offsets = self.offsets
         blob = self.blob
         while i < n:
@@ -204,24 +219,37 @@ class FeedSet:
                 return table.hit(index)
         return None
 
+    @cached_property
+    def _single_labels(self) -> bool:
+        return any(t.single_labels for t in self.tables)
+
     def match_domain(self, host: str) -> FeedHit | None:
         """The hit for ``host`` or its closest listed parent (A-label, lower case), or None."""
-        if not self.tables:
+        tables = self.tables
+        if not tables:
             return None
-        name = host.rstrip(".").lower()
-        if len(name) <= MAX_DOMAIN_LENGTH:
-            found = self._find(name.encode("utf-8", "surrogatepass"))
-            if found is not None:
-                return found
-            dot = name.find(".")
-        else:
-            dot = first_parent_dot(name)
-        while dot >= 0:
-            found = self._find(name[dot + 1 :].encode("utf-8", "surrogatepass"))
-            if found is not None:
-                return found
-            dot = name.find(".", dot + 1)
-        return None
+        name = host.rstrip(".").lower().encode("utf-8", "surrogatepass")
+        # Parents longer than any listed name cannot match: start at the first one short enough.
+        start = 0
+        if len(name) > MAX_DOMAIN_LENGTH:
+            start = name.find(b".", len(name) - MAX_DOMAIN_LENGTH - 1) + 1
+            if start == 0:
+                return None
+        single = self._single_labels
+        crc32 = zlib.crc32
+        while True:
+            key = name[start:] if start else name
+            if not single and b"." not in key:
+                return None  # the last parent is one label, and no table lists one
+            crc = crc32(key) >> _HASH_SHIFT
+            for table in tables:
+                index = table.find(key, crc)
+                if index is not None:
+                    return table.hit(index)
+            dot = name.find(b".", start)
+            if dot < 0:
+                return None
+            start = dot + 1
 
     def match_url(self, href: str) -> FeedHit | None:
         """The hit for a normalised href (its fragment ignored), or None."""
@@ -415,6 +443,7 @@ class _Builder:
         self.skipped = 0
         self.errors: list[tuple[int, str]] = []
         self.prefixes: set[tuple[int, int]] = set()
+        self.single_labels = False
 
     def add(self, keys: list[bytes], lines: Iterable[int]) -> None:
         if not keys:
@@ -432,6 +461,15 @@ class _Builder:
                 "split it into several files"
             )
 
+    def note(self, keys: list[str]) -> None:
+        """Record what lookups must know of entries read one at a time."""
+        if self.spec.kind == "networks":
+            for key in keys:
+                version, rest = key.split(":", 1)
+                self.prefixes.add((int(version), int(rest.rsplit("/", 1)[1])))
+        elif self.spec.kind == "domains" and any("." not in k for k in keys):
+            self.single_labels = True
+
     def bad(self, line: int, reason: str) -> None:
         if self.spec.on_error == "error":
             raise PolicyError(f"{self.spec.path}:{line}: {reason}")
@@ -446,26 +484,38 @@ class _Builder:
         # Sorting floats runs in C with a specialised comparison: hash above, index below.
         packed = sorted(
             map(
-                float,
-                map(
-                    add,
-                    map(mul, map(rshift, self.crcs, repeat(_HASH_SHIFT)), repeat(1 << _INDEX_BITS)),
-                    range(n),
-                ),
+                add,
+                map(mul, map(rshift, self.crcs, repeat(_HASH_SHIFT)), repeat(_INDEX_SCALE)),
+                range(n),
             )
         )
+        keys = array("d", packed)
+        del packed
+        bits, buckets = _buckets(keys)
         return FeedTable(
             list_name=self.spec.list_name,
             path=self.spec.path,
             kind=self.spec.kind,
-            keys=array("d", packed),
+            keys=keys,
+            bucket_bits=bits,
+            buckets=buckets,
             offsets=self.offsets,
             lines=self.lines,
             blob=blob,
             skipped=self.skipped,
             skipped_sample=tuple(self.errors),
             prefixes=tuple(sorted(self.prefixes, key=lambda p: (p[0], -p[1]))),
+            single_labels=self.single_labels,
         )
+
+
+def _buckets(keys: array[float]) -> tuple[int, array[int]]:
+    """About eight entries a bucket: the start of each in the sorted keys, and the end."""
+    bits = min(_HASH_BITS, (len(keys) // 8).bit_length())
+    shift = _HASH_BITS - bits
+    starts = array("I", (bisect_left(keys, (b << shift) * _INDEX_SCALE) for b in range(1 << bits)))
+    starts.append(len(keys))
+    return bits, starts
 
 
 def _open(path: str, raw_head: bytes) -> Iterator[bytes]:
@@ -483,8 +533,11 @@ def _open(path: str, raw_head: bytes) -> Iterator[bytes]:
                 if cut < 0:
                     carry = block
                     if len(carry) > MAX_LINE_CHARS * 4:
-                        yield carry
-                        carry = b""
+                        # No line is that long: a binary file or a decompression bomb.
+                        raise PolicyError(
+                            f"{path}: a line longer than {MAX_LINE_CHARS:,} characters: "
+                            "this is not a feed of one entry a line"
+                        )
                     continue
                 carry = block[cut + 1 :]
                 yield block[: cut + 1]
@@ -532,18 +585,49 @@ def _read_lines(spec: FeedSpec, builder: _Builder, head: bytes) -> None:
             except _BadLine as exc:
                 builder.bad(base + i, str(exc))
                 continue
-            if spec.kind == "networks":
-                for key in keys:
-                    version, rest = key.split(":", 1)
-                    builder.prefixes.add((int(version), int(rest.rsplit("/", 1)[1])))
+            builder.note(keys)
             builder.add(
                 [k.encode("utf-8", "surrogatepass") for k in keys], repeat(base + i, len(keys))
             )
 
 
+_DOMAIN_BYTES = b"abcdefghijklmnopqrstuvwxyz0123456789-_.\n"
+# Both start with a literal, which the regex engine finds with a fast scan: searching a whole
+# chunk costs about as much as reading it.
+_INNER_LINE_WITHOUT_DOT = re.compile(rb"\n[^.\n]*\n")
+_LAST_LABEL_NOT_A_LETTER = re.compile(rb"\.[0-9_-][a-z0-9_-]*(?:\n|\Z)")
+
+
+def _plain_names(lowered: bytes) -> list[bytes] | None:
+    """The lines of a chunk that holds nothing but domains the fast pattern accepts, one a
+    line, checked with a few scans of the whole chunk in C; None for any other chunk."""
+    body = lowered[:-1] if lowered.endswith(b"\n") else lowered
+    if (
+        not body
+        or body.translate(None, _DOMAIN_BYTES)
+        or b".." in body
+        or b"\n." in body
+        or b".\n" in body
+        or body[:1] == b"."
+        or body[-1:] == b"."
+        or b"xn--" in body
+        or b"." not in body[: body.find(b"\n")]  # the first line (or the only one)
+        or b"." not in body[body.rfind(b"\n") + 1 :]  # the last line
+        or _INNER_LINE_WITHOUT_DOT.search(body)  # also finds empty lines
+        or _LAST_LABEL_NOT_A_LETTER.search(body)
+    ):
+        return None
+    names = body.split(b"\n")
+    return names if max(map(len, names)) <= MAX_DOMAIN_LENGTH else None
+
+
 def _fast_domains(builder: _Builder, chunk: bytes, raw_lines: list[bytes], base: int) -> list[int]:
     """Take the ordinary lines of a domain list in bulk; return the indexes of the others."""
     lowered = chunk.lower()
+    plain = _plain_names(lowered)
+    if plain is not None and len(plain) == len(raw_lines):
+        builder.add(plain, range(base, base + len(plain)))
+        return []
     lines = lowered.split(b"\n")
     matches = list(map(_FAST_DOMAIN_LINE.fullmatch, lines[: len(raw_lines)]))
     slow = [i for i, m in enumerate(matches) if m is None] if None in matches else []
@@ -615,10 +699,7 @@ def _read_csv(spec: FeedSpec, builder: _Builder, head: bytes) -> None:
         except _BadLine as exc:
             builder.bad(no, str(exc))
             continue
-        if spec.kind == "networks":
-            for key in keys:
-                version, rest = key.split(":", 1)
-                builder.prefixes.add((int(version), int(rest.rsplit("/", 1)[1])))
+        builder.note(keys)
         builder.add([k.encode("utf-8", "surrogatepass") for k in keys], repeat(no, len(keys)))
 
 
@@ -664,12 +745,17 @@ def _read_cache(where: Path, spec: FeedSpec) -> FeedTable | None:
             header = json.loads(header_bytes)
             n = int(header["entries"])
             blob_len = int(header["blob"])
+            bits = int(header["bucket_bits"])
+            if not 0 <= bits <= _HASH_BITS:
+                return None
             keys = array("d")
             offsets = array("I")
             lines = array("I")
+            buckets = array("I")
             keys.fromfile(f, n)
             offsets.fromfile(f, n + 1)
             lines.fromfile(f, n)
+            buckets.fromfile(f, (1 << bits) + 1)
             blob = f.read(blob_len)
             digest = f.read(32)
             if len(blob) != blob_len or f.read(1):
@@ -677,7 +763,7 @@ def _read_cache(where: Path, spec: FeedSpec) -> FeedTable | None:
     except (OSError, ValueError, KeyError, TypeError, EOFError):
         return None
     check = hashlib.blake2b(header_bytes, digest_size=32)
-    for part in (keys, offsets, lines):
+    for part in (keys, offsets, lines, buckets):
         check.update(memoryview(part).cast("B"))
     check.update(blob)
     if check.digest() != digest or header.get("byteorder") != _byteorder():
@@ -693,6 +779,9 @@ def _read_cache(where: Path, spec: FeedSpec) -> FeedTable | None:
         skipped=int(header["skipped"]),
         skipped_sample=tuple((int(line), str(reason)) for line, reason in header["errors"]),
         prefixes=tuple((int(v), int(p)) for v, p in header["prefixes"]),
+        single_labels=bool(header["single_labels"]),
+        bucket_bits=bits,
+        buckets=buckets,
         from_cache=True,
     )
 
@@ -711,11 +800,13 @@ def _write_cache(where: Path, table: FeedTable) -> None:
             "skipped": table.skipped,
             "errors": [list(e) for e in table.skipped_sample],
             "prefixes": [list(p) for p in table.prefixes],
+            "single_labels": table.single_labels,
+            "bucket_bits": table.bucket_bits,
             "byteorder": _byteorder(),
         }
     ).encode()
     check = hashlib.blake2b(header_bytes, digest_size=32)
-    for part in (table.keys, table.offsets, table.lines):
+    for part in (table.keys, table.offsets, table.lines, table.buckets):
         check.update(memoryview(part).cast("B"))
     check.update(table.blob)
     try:
@@ -729,6 +820,7 @@ def _write_cache(where: Path, table: FeedTable) -> None:
                 table.keys.tofile(f)
                 table.offsets.tofile(f)
                 table.lines.tofile(f)
+                table.buckets.tofile(f)
                 f.write(table.blob)
                 f.write(check.digest())
             os.replace(tmp, where)  # atomic: readers see the old file or the whole new one

@@ -831,6 +831,8 @@ def merge(
 
 @dataclass
 class _Source:
+    """One policy file as read: its path, each key's line, and its data."""
+
     path: str
     lines: dict[tuple[str, ...], int]
     data: dict[str, Any]
@@ -845,6 +847,12 @@ def load_policy(path: str | Path) -> Policy:
         return Policy.model_validate(merged)
     except ValidationError as exc:
         raise _policy_error(exc, sources) from None
+
+
+def policy_sources(path: str | Path) -> list[_Source]:
+    """The files of a policy's ``extends`` chain, the file itself first, each with the line of
+    every key (as the file wrote it, before merging). Raises PolicyError."""
+    return _load_chain(Path(path), depth=0, seen=())[1]
 
 
 def _load_chain(

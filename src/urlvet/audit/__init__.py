@@ -531,6 +531,21 @@ class _Reader:
                     if bad_server is not None:
                         yield bad_server
             start = 0
+            from urlvet.mcp.proxy.core import read_log_line
+
+            logged = read_log_line(obj)
+            if logged is not None:
+                # A line of `urlvet proxy --log`: its URL, asked by its server.
+                if logged.server is not None and self._field is None and server is None:
+                    server, bad_server = self._checked_server(logged.server, name, lineno)
+                    if bad_server is not None:
+                        yield bad_server
+                column, span, start = _locate(text, logged.url, start)
+                shape = f"mcp:{logged.shape}"
+                yield Occurrence(
+                    name, lineno, column, span, logged.url, server, logged.message, shape
+                )
+                continue
             from urlvet.mcp.wire import url_requests  # the one MCP parser, lenient mode
 
             for message in _messages_in_line(obj):

@@ -449,12 +449,14 @@ def proxy_action(
     result (or a malformed one), ``original_request`` is the client's request it answers and
     ``retry_id`` a fresh id for the retry; without them a block becomes an error to the client.
 
-    - no URL shape, or every URL allowed: ``forwarded``, nothing built;
+    - no URL shape (a broken message that claims none included), or every URL allowed:
+      ``forwarded``, nothing built;
     - a malformed message that claims a URL shape, or any URL blocked: ``declined`` (see the
       module table); the warned and allowed URLs of that message are not shown either;
     - else some URL warned: ``forwarded-with-warning`` with :func:`with_warnings`.
     """
-    if parsed.shape == "other":
+    if parsed.shape == "other" or (parsed.shape == "malformed" and parsed.claimed is None):
+        # Not a URL request, even a broken one: the client reads it as it would without us.
         return ProxyAction("forwarded", None)
     if parsed.shape == "malformed" or any(v.decision is Decision.BLOCK for v in verdicts):
         decline = decline_reply(parsed)

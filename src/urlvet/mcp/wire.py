@@ -165,8 +165,9 @@ def parse_message(data: Any, *, lenient: bool = False) -> ParsedMessage:
         msg_id if isinstance(msg_id, str | int) and not isinstance(msg_id, bool) else None
     )
     method = data.get("method")
-    protocol: ProtocolEra | None = None
-    claimed: WireShape | None = None
+    # The claim is read before anything is checked, so that a broken message that a client
+    # could still take for a URL request is declined, never passed on as "not ours".
+    protocol, claimed = _claim(data)
     try:
         if data.get("jsonrpc") != "2.0":
             raise MalformedMessage("not-json-rpc", 'the message lacks "jsonrpc": "2.0"')
@@ -174,10 +175,8 @@ def parse_message(data: Any, *, lenient: bool = False) -> ParsedMessage:
             if not isinstance(method, str):
                 raise MalformedMessage("not-json-rpc", "the method is not a string")
             if method == "interaction/create":
-                protocol, claimed = "draft", "interaction/create"
                 return _parse_interaction_create(data, good_id)
             if method == "elicitation/create":
-                protocol, claimed = "2025-11-25", "elicitation/create"
                 return _parse_elicitation_create(data, good_id)
             return ParsedMessage("other", id=good_id, is_request=True)
         if "error" in data:
@@ -187,16 +186,13 @@ def parse_message(data: Any, *, lenient: bool = False) -> ParsedMessage:
                 raise MalformedMessage("not-json-rpc", "the error is not an object with a code")
             # A JavaScript client reads -32042.0 as -32042: so does this parser (== compares).
             if code == INTERACTION_REQUIRED:
-                protocol, claimed = "draft", "interaction_required"
                 return _parse_interaction_required(error, good_id)
             if code == URL_ELICITATION_REQUIRED:
-                protocol, claimed = "2025-11-25", "url_elicitation_required"
                 return _parse_url_elicitation_required(error, good_id)
             return ParsedMessage("other", id=good_id)
         if "result" in data:
             result = data["result"]
             if isinstance(result, dict) and result.get("resultType") == "input_required":
-                protocol, claimed = "2026-07-28", "input_required"
                 return _parse_input_required(result, good_id)
             return ParsedMessage("other", id=good_id)
         raise MalformedMessage("not-json-rpc", "the message has no method, result or error")
@@ -224,6 +220,35 @@ def parse_message(data: Any, *, lenient: bool = False) -> ParsedMessage:
             is_request=isinstance(method, str),
             claimed=claimed,
         )
+
+
+_CLAIMS: dict[object, tuple[ProtocolEra, WireShape]] = {
+    "interaction/create": ("draft", "interaction/create"),
+    "elicitation/create": ("2025-11-25", "elicitation/create"),
+    INTERACTION_REQUIRED: ("draft", "interaction_required"),
+    URL_ELICITATION_REQUIRED: ("2025-11-25", "url_elicitation_required"),
+    "input_required": ("2026-07-28", "input_required"),
+}
+
+
+def _claim(data: dict[str, Any]) -> tuple[ProtocolEra | None, WireShape | None]:
+    """The URL shape a message claims by its method, error code or resultType, if any."""
+    key: object = None
+    if "method" in data:
+        key = data["method"] if isinstance(data["method"], str) else None
+    elif "error" in data:
+        error = data["error"]
+        code = error.get("code") if isinstance(error, dict) else None
+        if isinstance(code, int | float) and not isinstance(code, bool):
+            key = code  # -32042.0 == -32042: a JavaScript client reads them alike
+    elif isinstance(data.get("result"), dict):
+        key = data["result"].get("resultType")
+        key = key if isinstance(key, str) else None
+    try:
+        protocol, shape = _CLAIMS[key]
+    except (KeyError, TypeError):
+        return None, None
+    return protocol, shape
 
 
 # -- a fast pre-filter for relays ------------------------------------------------------------
