@@ -214,6 +214,8 @@ def test_unsafe_destination_in_parameter(url: str, decision: Decision) -> None:
         "https://example.com/?next=data:text/html,x",  # browsers refuse to open data: on top
         "https://example.com/?next=%2Fdashboard",  # a path, not a URL
         "https://example.com/?ref=https%3A%2F%2Fxn--pypal-4ve.com%2F",  # not a forwarding name
+        "https://www.google.com/search?q=http%3A%2F%2Fexample.org%2F",  # a search for a URL
+        "https://www.google.com/search?q=javascript%3Avoid(0)",
         "https://example.com/?next=https%3A%2F%2F10.0.0.5%2F",  # UV210's
         "https://example.com/login?next=http%3A%2F%2Fwww.example.com%2Fhome",  # its own site
     ],

@@ -43,14 +43,16 @@ REDIRECT_PARAMETERS = frozenset(
         "returnurl",
         "url",
         "u",
-        "q",
         "dest",
         "destination",
         "target",
         "goto",
     }
 )
-"""Parameter names that ask a site to send the browser on (UV214), compared in lower case."""
+"""Parameter names that ask a site to send the browser on (UV214), compared in lower case.
+Not ``q``: on most sites it is a search query (``google.com/search?q=http://...`` is a search for
+a URL); where it is a redirect's target (``google.com/url?q=``), the policy's ``redirectors``
+say so and UV213 reads it."""
 
 # A nested verdict's findings of these codes are not counted again: UV210 reads the link's
 # parameters at every depth already, so the outer verdict has them.
@@ -191,7 +193,7 @@ def unsafe_destination_in_parameter(url: ParsedURL | None, ctx: CheckContext) ->
 
     ## What it does
     Reads the parameters that ask a site to send the browser on afterwards (`redirect_uri`,
-    `continue`, `next`, `return_to`, `url`, `u`, `q`, `dest`, `target`, `goto`...), at any
+    `continue`, `next`, `return_to`, `url`, `u`, `dest`, `target`, `goto`...), at any
     depth of nesting and however many times they were percent-encoded, and vets each URL found
     on its own. When the destination has findings, they count: this finding lists them and
     takes the severity of the worst. Destinations inside the user's network are UV210's; a
