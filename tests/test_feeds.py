@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import ipaddress
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -460,3 +461,37 @@ def test_a_file_without_line_ends_is_refused_without_reading_it_whole(tmp_path: 
     spec = FeedSpec(str(tmp_path / "bomb.gz"), "bomb.gz", "domains", on_error="skip")
     with pytest.raises(PolicyError, match="not a feed of one entry a line"):
         load_feed(spec, use_cache=False)
+
+
+def test_cache_files_unused_for_a_month_are_pruned(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    old_feed = _write(tmp_path / "old.txt", "old.example\n")
+    load_feed(FeedSpec(str(old_feed), "old.txt", "domains"), cache)
+    (stale,) = cache.iterdir()
+    month_ago = time.time() - 31 * 86400
+    os.utime(stale, (month_ago, month_ago))
+    kept = _write(tmp_path / "kept.txt", "kept.example\n")
+    load_feed(FeedSpec(str(kept), "kept.txt", "domains"), cache)
+    used = cache / "used.feed"
+    used.write_bytes(b"")
+    os.utime(used, (month_ago, month_ago))
+    (cache / "notes.txt").write_text("not ours", encoding="utf-8")
+    os.utime(cache / "notes.txt", (month_ago, month_ago))
+    new = _write(tmp_path / "new.txt", "new.example\n")
+    load_feed(FeedSpec(str(new), "new.txt", "domains"), cache)
+    names = sorted(p.name for p in cache.iterdir())
+    assert stale.name not in names
+    assert "used.feed" not in names
+    assert "notes.txt" in names
+    assert len([n for n in names if n.endswith(".feed")]) == 2
+
+
+def test_a_bad_feed_makes_urlvet_check_exit_2_naming_file_and_line(tmp_path: Path) -> None:
+    _write(tmp_path / "f.txt", "good.example\n\nhttps://evil.example/\n")
+    team = _write(tmp_path / "team.yaml", "domains: {blocked_files: [f.txt]}\n")
+    result = CliRunner().invoke(main, ["check", "--no-dns", "--policy", str(team), "https://x/"])
+    assert result.exit_code == 2
+    assert (
+        f"{tmp_path / 'f.txt'}:3: 'https://evil.example/' is a URL, not a domain" in result.stderr
+    )
+    assert "Traceback" not in result.output

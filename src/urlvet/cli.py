@@ -724,7 +724,6 @@ def _read_lines(path: str) -> list[str]:
 # --- urlvet audit --------------------------------------------------------------------------
 
 _AUDIT_FORMATS = ("text", "json", "jsonl", "sarif", "github")
-_STDERR_DIAGNOSTICS = 50
 
 
 @main.command("audit")
@@ -822,14 +821,8 @@ def audit_cmd(
     it), 2 for usage and policy errors and when input could not be read (binary files,
     invalid UTF-8, over-long lines: reported and skipped).
     """
-    import io
-
-    from urlvet import __version__
-    from urlvet.audit import AuditOptions, Auditor, Reporter, expand_paths
-    from urlvet.output import RunInfo, make_writer
-    from urlvet.output.baseline import load_baseline
-    from urlvet.output.baseline import write_baseline as save_baseline
-    from urlvet.output.progress import Progress
+    from urlvet.audit import AuditOptions
+    from urlvet.audit.command import AuditRun, run_audit
     from urlvet.server import as_server
 
     policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
@@ -840,110 +833,33 @@ def audit_cmd(
             _fail(str(exc))
     if paths.count("-") > 1:
         _fail("'-' (stdin) can be given once")
-    baseline = None
-    if baseline_path:
-        try:
-            baseline = load_baseline(baseline_path)
-        except InputError as exc:
-            _fail(str(exc))
-    options = AuditOptions(
-        input_kind=input_kind,  # type: ignore[arg-type]
-        server=server,
-        server_name=server_name,
-        server_field=server_field,
-        max_line_bytes=max_line_bytes,
-        jobs=jobs,
-        redact_secrets=not show_secrets,
-        json_records=fmt in ("json", "jsonl"),
-        stdin_name=stdin_filename,
-    )
-    auditor = Auditor(policy, options)
-    if jobs > 1 and auditor.uses_dns:
-        click.echo(
-            "urlvet: note: --jobs applies to offline audits (--no-dns); "
-            "with DNS, lookups run concurrently in one process",
-            err=True,
-        )
-    compiled = policy.compiled
-    sources = list(expand_paths(paths, stdin_filename))
-    try:
-        out_binary = (
-            open(output, "wb")  # noqa: SIM115 - closed below
-            if output and output != "-"
-            else click.get_binary_stream("stdout")
-        )
-    except OSError as exc:
-        _fail(f"{output}: cannot write: {exc.strerror or exc}")
-    stream = io.TextIOWrapper(out_binary, encoding="utf-8", errors="backslashreplace", newline="\n")
-    info = RunInfo(
-        rules=compiled.rules,
-        warn_at=compiled.warn_at,
-        block_at=compiled.block_at,
-        version=__version__,
-        colour=fmt == "text" and _use_colour(no_color) and not (output and output != "-"),
-        baseline=baseline is not None,
-        redacted=not show_secrets,
-    )
-    writer = make_writer(fmt, stream, info)
-    progress = None
-    stderr = sys.stderr
-    if not no_progress and stderr.isatty():
-        total = 0
-        for s in sources:
-            if s.path is not None and os.path.isfile(s.path):
-                total += os.path.getsize(s.path)
-        progress = Progress(stderr, total if all(s.path for s in sources) else None)
-    shown = 0
-
-    def on_diagnostic(diag: Any) -> None:
-        nonlocal shown
-        shown += 1
-        if shown > _STDERR_DIAGNOSTICS + 1:
-            return
-        if progress is not None:
-            progress.clear()
-        if shown > _STDERR_DIAGNOSTICS:
-            click.echo("urlvet: further input problems are only in the report", err=True)
-            return
-        click.echo(f"urlvet: {diag.level}: {printable(str(diag), 500)}", err=True)
-
-    reporter = Reporter(
-        writer,
-        fail_at=compiled.block_at if fail_on == "block" else compiled.warn_at,
-        baseline=baseline,
-        collect_baseline=write_baseline is not None,
-        on_diagnostic=on_diagnostic,
+    run = AuditRun(
+        paths=paths,
+        fmt=fmt,
+        output=output,
+        options=AuditOptions(
+            input_kind=input_kind,  # type: ignore[arg-type]
+            server=server,
+            server_name=server_name,
+            server_field=server_field,
+            max_line_bytes=max_line_bytes,
+            jobs=jobs,
+            redact_secrets=not show_secrets,
+            json_records=fmt in ("json", "jsonl"),
+            stdin_name=stdin_filename,
+        ),
+        fail_on=fail_on,
+        baseline=baseline_path,
+        write_baseline=write_baseline,
+        exit_zero=exit_zero,
+        colour=_use_colour(no_color),
+        progress=not no_progress,
     )
     try:
-        writer.start()
-        summary = auditor.run(sources, reporter, progress)
-        if progress is not None:
-            progress.clear()
-        if write_baseline is not None and reporter.collected is not None:
-            try:
-                summary.baseline_written = save_baseline(
-                    write_baseline, reporter.collected.values()
-                )
-            except InputError as exc:
-                _fail(str(exc))
-        writer.finish(summary)
-        stream.flush()
-    except BrokenPipeError:
-        # The reader went away (`| head`): stop quietly, as other filters do.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(1)
-    finally:
-        if progress is not None:
-            progress.clear()
-        if output and output != "-":
-            stream.close()
-        else:
-            stream.detach()
-    if summary.input_errors:
-        sys.exit(2)
-    if write_baseline is not None:
-        sys.exit(0)
-    sys.exit(1 if summary.failing and not exit_zero else 0)
+        code = run_audit(policy, run, click.get_binary_stream("stdout"), sys.stderr)
+    except InputError as exc:
+        _fail(str(exc))
+    sys.exit(code)
 
 
 @main.command("eval")

@@ -90,6 +90,17 @@ _ADVICE = {
 }
 
 
+class MarkedName(BaseModel):
+    """A name written in a warning, with the letters a person should look at."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str = Field(description="The name as the warning writes it, such as 'pаypal.com'.")
+    spans: tuple[tuple[int, int], ...] = Field(
+        description="[start, end) of each foreign letter in the name, to emphasise."
+    )
+
+
 class ConsentWarning(BaseModel):
     """One finding, as a person reads it on the consent screen."""
 
@@ -99,6 +110,11 @@ class ConsentWarning(BaseModel):
     name: str = Field(description="The rule name, such as server-domain-embedded.")
     severity: Severity = Field(description="How serious it is.")
     text: str = Field(description="The explanation in plain language.")
+    marked: MarkedName | None = Field(
+        None,
+        description="A name in the text whose foreign letters the renderings emphasise (a "
+        "homoglyph: the Cyrillic а in 'pаypal.com').",
+    )
 
 
 class HrefParts(BaseModel):
@@ -430,7 +446,42 @@ def _warning(f: Finding, spoof: str | None, host: str | None) -> ConsentWarning:
     text = f.message
     if spoof and host and spoof != host and not f.code.startswith("UV30"):
         text = text.replace(spoof, host)
-    return ConsentWarning(code=f.code, name=f.name, severity=f.severity, text=text)
+    return ConsentWarning(
+        code=f.code, name=f.name, severity=f.severity, text=text, marked=_marked(f)
+    )
+
+
+def _marked(f: Finding) -> MarkedName | None:
+    """The foreign letters a homoglyph finding (UV302) names, as spans of the name compared."""
+    compared = f.evidence.get("compared")
+    letters = f.evidence.get("foreign_letters")
+    if not isinstance(compared, str) or not isinstance(letters, list):
+        return None
+    spans = []
+    for d in letters:
+        at, end = (d.get("at"), d.get("end")) if isinstance(d, dict) else (None, None)
+        if isinstance(at, int) and isinstance(end, int) and 0 <= at < end <= len(compared):
+            spans.append((at, end))
+    return MarkedName(text=compared, spans=tuple(spans)) if spans else None
+
+
+def _marked_pieces(text: str, marked: MarkedName | None) -> list[tuple[bool, str]]:
+    """``text`` cut into (emphasised, piece): the marked name's foreign letters emphasised, at
+    the name's first whole occurrence in ``text`` (none when the name is not there, or cut)."""
+    if marked is None:
+        return [(False, text)]
+    at = text.find(marked.text)
+    if at < 0:
+        return [(False, text)]
+    pieces: list[tuple[bool, str]] = []
+    last = at
+    pieces.append((False, text[:at]))
+    for start, end in marked.spans:
+        pieces.append((False, text[last : at + start]))
+        pieces.append((True, text[at + start : at + end]))
+        last = at + end
+    pieces.append((False, text[last:]))
+    return [p for p in pieces if p[1]]
 
 
 def _destination(verdict: Verdict) -> str | None:
@@ -584,6 +635,7 @@ _ACTION_LABEL = {"open": "Open", "decline": "Decline"}
 _ANSI = {
     "bold": "\x1b[1m",
     "underline": "\x1b[4m",
+    "reverse": "\x1b[7m",
     "reset": "\x1b[0m",
     Decision.ALLOW: "\x1b[1;32m",
     Decision.WARN: "\x1b[1;33m",
@@ -630,7 +682,11 @@ def _render_text(s: ConsentSummary, colour: bool) -> str:
     if s.warnings:
         lines.append("Warnings:")
         for w in s.warnings:
-            lines.append(f"  ! {w.code} [{_SEVERITY_WORD[w.severity]}] {_field(w.text)}")
+            text = "".join(
+                f"{_ANSI['reverse']}{piece}{_ANSI['reset']}" if em and colour else piece
+                for em, piece in _marked_pieces(_field(w.text), w.marked)
+            )
+            lines.append(f"  ! {w.code} [{_SEVERITY_WORD[w.severity]}] {text}")
     if s.notes:
         lines.append("Notes:")
         for w in s.notes:
@@ -694,7 +750,11 @@ def _render_markdown(s: ConsentSummary) -> str:
     if s.warnings:
         out += ["", "**Warnings**", ""]
         out += [
-            f"- **{_md(w.code)}** \\({_md(_SEVERITY_WORD[w.severity])}\\): {_md(_field(w.text))}"
+            f"- **{_md(w.code)}** \\({_md(_SEVERITY_WORD[w.severity])}\\): "
+            + "".join(
+                f"**{_md(piece)}**" if em else _md(piece)
+                for em, piece in _marked_pieces(_field(w.text), w.marked)
+            )
             for w in s.warnings
         ]
     if s.notes:
@@ -760,6 +820,8 @@ overflow-wrap:anywhere}
 border-radius:4px;margin-right:6px;color:#fff;background:#667085}
 .sev-critical{background:#912018}.sev-high{background:#d92d20}.sev-medium{background:#dc6803}
 .sev-low{background:#ca8504}.sev-info{background:#1570ef}
+.foreign{font-weight:800;color:#b42318;background:#fee4e2;border-radius:3px;padding:0 1px;
+text-decoration:underline}
 .code{font:12px ui-monospace,"DejaVu Sans Mono",monospace;font-weight:700;margin-right:6px}
 .actions{display:flex;gap:12px;justify-content:flex-end;padding:16px 24px;border-top:1px solid #e4e7ec;
 background:#fcfcfd}
@@ -893,9 +955,13 @@ def _html_url_piece(kind: str, text: str) -> str:
 
 def _html_finding(w: ConsentWarning) -> str:
     sev = _SEVERITY_WORD[w.severity]
+    text = "".join(
+        f'<strong class="foreign">{_hv(piece)}</strong>' if em else _hv(piece)
+        for em, piece in _marked_pieces(_field(w.text), w.marked)
+    )
     return (
         f'<li><span class="sev sev-{sev}">{_h(sev)}</span>'
-        f'<span class="code">{_h(w.code)}</span>{_hv(_field(w.text))}</li>'
+        f'<span class="code">{_h(w.code)}</span>{text}</li>'
     )
 
 
@@ -905,6 +971,7 @@ __all__ = [
     "ConsentSummary",
     "ConsentWarning",
     "HrefParts",
+    "MarkedName",
     "Relation",
     "json_dumps",
     "summarize",

@@ -26,6 +26,7 @@ ignored and rebuilt.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import hashlib
@@ -34,6 +35,7 @@ import json
 import os
 import re
 import tempfile
+import time
 import zlib
 from array import array
 from bisect import bisect_left
@@ -60,6 +62,8 @@ MAX_ENTRIES = 1 << 24
 """Entries one feed file may hold (the index bits packed beside the hash)."""
 MAX_LINE_CHARS = 65_536
 """Longer lines are errors: no domain, network or URL in a feed is that long."""
+CACHE_KEEP_DAYS = 30
+"""Compiled feeds not used for this long are deleted when a new one is written."""
 ERROR_SAMPLE = 5
 """How many skipped lines a table remembers to report, beside their count."""
 CHUNK_BYTES = 1 << 20
@@ -829,6 +833,25 @@ def _write_cache(where: Path, table: FeedTable) -> None:
             raise
     except OSError:
         return  # a cache that cannot be written only costs the next start time
+    _prune(where.parent)
+
+
+def _prune(directory: Path) -> None:
+    """Delete compiled feeds unused for CACHE_KEEP_DAYS (a feed refreshed daily leaves one
+    behind a day). Reading a cached feed marks it used."""
+    cutoff = time.time() - CACHE_KEEP_DAYS * 86400
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.endswith(".feed"):
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                os.unlink(entry.path)
+        except OSError:
+            continue  # another process pruned it, or it is not ours to delete
 
 
 # --- loading -------------------------------------------------------------------------------
@@ -851,6 +874,8 @@ def load_feed(spec: FeedSpec, cache: Path | None = None, use_cache: bool = True)
             where = base / f"{_cache_key(spec, content)}.feed"
             cached = _read_cache(where, spec)
             if cached is not None:
+                with contextlib.suppress(OSError):
+                    os.utime(where)  # used: keep it from pruning
                 return cached
     builder = _Builder(spec)
     is_csv = spec.format == "csv" or (

@@ -14,8 +14,8 @@ import json
 from enum import Enum
 from typing import Any, NamedTuple
 
+from urlvet.audit.output.redact import redact, redact_data, secrets_in
 from urlvet.findings import Decision, Severity, Verdict
-from urlvet.output.redact import redact, redact_data, secrets_in
 
 
 class FindingRow(NamedTuple):
