@@ -224,6 +224,19 @@ class FeedSet:
         return None
 
     @cached_property
+    def _prefixes(self) -> dict[int, tuple[tuple[int, int], ...]]:
+        """Per IP version, the prefix lengths the tables list, longest first."""
+        return {
+            version: tuple(
+                sorted(
+                    {p for t in self.tables for p in t.prefixes if p[0] == version},
+                    key=lambda p: -p[1],
+                )
+            )
+            for version in (4, 6)
+        }
+
+    @cached_property
     def _single_labels(self) -> bool:
         return any(t.single_labels for t in self.tables)
 
@@ -267,13 +280,9 @@ class FeedSet:
         """The hit for the most specific listed network holding ``address``, or None."""
         if not self.tables:
             return None
-        prefixes = sorted(
-            {p for t in self.tables for p in t.prefixes if p[0] == address.version},
-            key=lambda p: -p[1],
-        )
         bits = 32 if address.version == 4 else 128
         value = int(address)
-        for version, length in prefixes:
+        for version, length in self._prefixes[address.version]:
             masked = (value >> (bits - length)) << (bits - length) if length else 0
             found = self._find(_network_key(version, masked, length))
             if found is not None:
