@@ -158,6 +158,31 @@ def test_bad_columns_and_servers_are_input_errors(spark: Spark) -> None:
         vet_dataframe(vet_dataframe(df, "link"), "link")
 
 
+@pytest.mark.dns
+def test_dns_on_the_workers_matches_audit_with_dns(
+    spark: Spark, tmp_path: Path, nsd: tuple[str, int]
+) -> None:
+    host, port = nsd
+    urls = [
+        json.loads(x)["url"]
+        for x in (ROOT / "corpus" / "dns.jsonl").read_text(encoding="utf-8").splitlines()
+        if x.strip()
+    ]
+    (tmp_path / "dns.urls").write_text("".join(u + "\n" for u in urls), encoding="utf-8")
+    result = CliRunner().invoke(
+        urlvet_main,
+        ["audit", "--dns", "--nameserver", f"{host}:{port}", "--format", "jsonl", str(tmp_path / "dns.urls")],
+    )  # fmt: skip
+    expected = {o["line"]: verdict_of(o) for o in map(json.loads, result.stdout.splitlines())}
+    assert len(expected) == len(urls)
+
+    policy = Policy(dns={"nameservers": [f"{host}:{port}"]})
+    df = spark.createDataFrame(list(enumerate(urls, 1)), "line int, url string")
+    got = {r["line"]: verdict_of(r) for r in vet_dataframe(df, policy=policy, dns=True).collect()}
+    assert got == expected
+    assert any(code.startswith("UV22") for v in got.values() for code in v[1])
+
+
 # -- one Vetter per worker, the policy as data ------------------------------------------------------
 
 

@@ -778,6 +778,9 @@ def run_job(
         spark_errors = (*spark_errors, Py4JError)
     except ImportError:
         pass
+    # Under spark-submit or a Databricks task the JVM and its session exist already (and
+    # are not ours to stop); launched by `python -m`, this process starts Spark and stops it.
+    launched_here = "PYSPARK_GATEWAY_PORT" not in os.environ
     created = False
     try:
         spark = SparkSession.getActiveSession()
@@ -785,13 +788,11 @@ def run_job(
             builder = SparkSession.builder.appName("urlvet")
             if master:
                 builder = builder.master(master)
-            if "PYSPARK_GATEWAY_PORT" not in os.environ and (
-                master is None or master.startswith("local")
-            ):
-                # Launched by `python -m`, not by spark-submit: local workers run this Python.
+            if launched_here and (master is None or master.startswith("local")):
+                # Local workers run this Python, the one that has urlvet.
                 builder = builder.config("spark.pyspark.python", sys.executable)
             spark = builder.getOrCreate()
-            created = True
+            created = launched_here
     except spark_errors as exc:
         _fail(f"cannot start Spark (it needs Java 17 or later, JAVA_HOME): {_spark_message(exc)}")
     stats: Accumulator[WorkerStats] | None
