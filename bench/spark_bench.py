@@ -1,15 +1,17 @@
 """urlvet on a local Spark (`local[2]`): URLs per second over 1,000,000 distinct URLs, and what
 one Python worker pays to set up (build its Vetter from the shipped policy).
 
-The input is audit_bench.py's all-distinct file (every line a different URL over 20,000 hosts:
-the worst case, nothing repeats). Configurations, each run `--runs` times:
+The input is `--lines` distinct URLs over 20,000 hosts, one a line, in audit_bench.py's
+shapes (the worst case: nothing repeats). Configurations, each run `--runs` times:
 - `passthrough`: read the file and send it through a `mapInPandas` that returns its input,
   the floor Spark and Arrow cost before any vetting;
 - `vet_dataframe`: `vet_dataframe(spark.read.text(FILE))` written to Spark's `noop` sink;
 - `job parquet` / `job jsonl`: the job `python -m urlvet.spark` (in process), reading the
   file and writing Parquet or JSON Lines to a scratch directory.
 
-The first run of the session starts the Python workers and builds their Vetters; the setups
+Besides wall time, the workers report the CPU time they spent in the tasks (Arrow in and
+out included): URLs per worker CPU-second do not depend on the load, and two idle cores
+would approach twice that figure. The first run of the session starts the Python workers and builds their Vetters; the setups
 are reported separately (per worker: policy parsed, compiled, one URL vetted), with the time
 a fresh Python takes to import what a worker imports. On a shared machine the figures move
 with the load: the script prints the load average and how much faster two CPU-bound
@@ -30,7 +32,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from audit_bench import RESULTS, generate, parallel_ceiling
+from audit_bench import RESULTS, _tail_url, parallel_ceiling
+
+
+def write_distinct(path: Path, lines: int) -> int:
+    """Write ``lines`` distinct URLs, one a line; returns how many."""
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(lines):
+            url, hash_, fragment = _tail_url(i, 20_000).partition("#")
+            url += ("&" if "?" in url else "?") + f"u={i}"
+            out.write(url + hash_ + fragment + "\n")
+    return lines
 
 
 def session(master: str) -> Any:
@@ -74,9 +86,9 @@ def main() -> None:
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / "spark_distinct.urls"
-    urls, distinct = generate(path, opts.lines, distinct=True)
+    urls = write_distinct(path, opts.lines)
     print(
-        f"input: {urls:,} URLs ({distinct:,} distinct), {path.stat().st_size / 1e6:.1f} MB; "
+        f"input: {urls:,} distinct URLs, {path.stat().st_size / 1e6:.1f} MB; "
         f"{os.cpu_count()} CPUs; master {opts.master}",
         flush=True,
     )
@@ -90,6 +102,7 @@ def main() -> None:
         return spark.read.text(str(path)).where("value != '' AND NOT startswith(value, '#')")
 
     def passthrough(stats: Any) -> None:
+        # The floor: Spark reads the file and sends it through Python and back, unvetted.
         df = lines().withColumnRenamed("value", "url")
         df.mapInPandas(lambda frames: frames, df.schema).write.format("noop").mode(
             "overwrite"
@@ -123,7 +136,8 @@ def main() -> None:
         for label, fn in configs:
             if opts.only and not any(o.strip() in label for o in opts.only.split(",")):
                 continue
-            rates = []
+            rates: list[float] = []
+            cpu_rates: list[float] = []
             for i in range(opts.runs):
                 stats = stats_accumulator(spark)
                 load = os.getloadavg()[0]
@@ -132,15 +146,27 @@ def main() -> None:
                 secs = time.perf_counter() - start
                 rates.append(urls / secs)
                 setups.extend(stats.value.setups)
-                built = (
-                    f", {len(stats.value.setups)} Vetter(s) built" if label != "passthrough" else ""
-                )
+                value = stats.value
+                cpu = value.cpu_seconds
+                extra = ""
+                if label != "passthrough":
+                    per_cpu = urls / cpu if cpu else 0.0
+                    cpu_rates.append(per_cpu)
+                    extra = (
+                        f"  workers' CPU {cpu:6.1f} s = {per_cpu:,.0f} URLs per CPU-second"
+                        f"  {len(value.setups)} Vetter(s) built"
+                    )
                 print(
                     f"  {label:<14} run {i + 1}: {secs:7.1f} s  {urls / secs:>9,.0f} URLs/s  "
-                    f"load {load:.1f}{built}",
+                    f"load {load:.1f}{extra}",
                     flush=True,
                 )
-            print(f"  {label:<14} range: {min(rates):,.0f} - {max(rates):,.0f} URLs/s", flush=True)
+            line = f"  {label:<14} range: {min(rates):,.0f} - {max(rates):,.0f} URLs/s"
+            if cpu_rates:
+                line += (
+                    f"; {min(cpu_rates):,.0f} - {max(cpu_rates):,.0f} URLs per worker CPU-second"
+                )
+            print(line, flush=True)
     finally:
         spark.stop()
         shutil.rmtree(scratch, ignore_errors=True)

@@ -95,6 +95,9 @@ class WorkerStats:
     """Input lines the job skipped, per reason."""
     invalid_servers: int = 0
     """Rows whose server value is not a server URL (vetted without a server, as audit does)."""
+    cpu_seconds: float = 0.0
+    """CPU time the Python workers spent in the tasks, reading and writing Arrow included:
+    a measure of the work that does not depend on how busy the machine is."""
 
     def merge(self, other: WorkerStats) -> WorkerStats:
         """Add ``other`` into this object and return it."""
@@ -107,6 +110,7 @@ class WorkerStats:
         for key, n in other.skipped.items():
             self.skipped[key] = self.skipped.get(key, 0) + n
         self.invalid_servers += other.invalid_servers
+        self.cpu_seconds += other.cpu_seconds
         return self
 
 
@@ -194,6 +198,7 @@ class _TaskVetter:
     """Vets the rows of one task's batches with this worker's Vetter, a record per key."""
 
     def __init__(self, plan: _Plan, *, with_json: bool) -> None:
+        self.cpu_start = time.process_time()
         self.plan = plan
         self.vetter = worker_vetter(plan.policy_json, plan.policy_key, plan.stats)
         self.with_json = with_json
@@ -222,12 +227,10 @@ class _TaskVetter:
     def vet(self, keys: list[Key | None]) -> list[Record | None]:
         """The record of each key (None for None), vetting each distinct key once."""
         records = self.records
-        todo: dict[Key, tuple[Server | None, bool]] = {}
+        todo: dict[Key, Server | None] = {}
         for key in keys:
             if key is not None and key not in records and key not in todo:
-                server = self.server(key[1])
-                invalid = server is None and key[1] is not None and bool(key[1].strip())
-                todo[key] = (server, invalid)
+                todo[key] = self.server(key[1])
         if todo:
             if len(records) + len(todo) > RECORD_CACHE_SIZE:
                 records.clear()
@@ -235,7 +238,7 @@ class _TaskVetter:
                 verdicts = asyncio.run(self._vet_dns(todo))
             else:
                 vet = self.vetter.vet_offline
-                verdicts = [vet(k[0], s, message=k[2]) for k, (s, _) in todo.items()]
+                verdicts = [vet(k[0], s, message=k[2]) for k, s in todo.items()]
             for key, verdict in zip(todo, verdicts, strict=True):
                 records[key] = record_from_verdict(
                     verdict, redact_secrets=self.plan.redact_secrets, with_json=self.with_json
@@ -256,7 +259,7 @@ class _TaskVetter:
                 stats.invalid_servers += 1
         return out
 
-    async def _vet_dns(self, todo: dict[Key, tuple[Server | None, bool]]) -> list[Any]:
+    async def _vet_dns(self, todo: dict[Key, Server | None]) -> list[Any]:
         gate = asyncio.Semaphore(DNS_CONCURRENCY)
         avet = self.vetter.avet
 
@@ -264,7 +267,7 @@ class _TaskVetter:
             async with gate:
                 return await avet(key[0], server, message=key[2])
 
-        return list(await asyncio.gather(*(one(k, s) for k, (s, _) in todo.items())))
+        return list(await asyncio.gather(*(one(k, s) for k, s in todo.items())))
 
     def batch_done(self) -> None:
         """Count one batch for this worker process."""
@@ -274,8 +277,10 @@ class _TaskVetter:
     def flush(self) -> None:
         """Send this task's statistics to the driver's accumulator."""
         if self.plan.stats is not None:
+            self.stats.cpu_seconds = time.process_time() - self.cpu_start
             self.plan.stats.add(self.stats)
         self.stats = WorkerStats()
+        self.cpu_start = time.process_time()
 
 
 def _text_or_none(value: Any) -> str | None:
