@@ -1,8 +1,8 @@
 """urlvet on a local Spark (`local[2]`): URLs per second over 1,000,000 distinct URLs, and what
 one Python worker pays to set up (build its Vetter from the shipped policy).
 
-The input is `--lines` distinct URLs over 20,000 hosts, one a line, in audit_bench.py's
-shapes (the worst case: nothing repeats). Configurations, each run `--runs` times:
+The input is bench/mix.py's scale mix: `--lines` distinct URLs over 20,000 hosts, one a line
+(the worst case for a cache of URLs: only hosts repeat). Configurations, each run `--runs` times:
 - `passthrough`: read the file and send it through a `mapInPandas` that returns its input,
   the floor Spark and Arrow cost before any vetting;
 - `vet_dataframe`: `vet_dataframe(spark.read.text(FILE))` written to Spark's `noop` sink;
@@ -32,16 +32,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from audit_bench import RESULTS, _tail_url, parallel_ceiling
+from audit_bench import RESULTS, parallel_ceiling
+from mix import urls as mixed_urls
 
 
 def write_distinct(path: Path, lines: int) -> int:
-    """Write ``lines`` distinct URLs, one a line; returns how many."""
+    """Write ``lines`` distinct URLs of the scale mix, one a line; returns how many."""
     with path.open("w", encoding="utf-8") as out:
-        for i in range(lines):
-            url, hash_, fragment = _tail_url(i, 20_000).partition("#")
-            url += ("&" if "?" in url else "?") + f"u={i}"
-            out.write(url + hash_ + fragment + "\n")
+        for url in mixed_urls(lines):
+            out.write(url + "\n")
     return lines
 
 

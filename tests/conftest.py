@@ -8,8 +8,11 @@ a test that forgets to pass its own nameserver fails fast instead of leaking a q
 from __future__ import annotations
 
 import os
+import tempfile
 
 os.environ["URLVET_NAMESERVERS"] = "127.0.0.1:1"
+# Compiled feeds go to a directory of this run, never to the user's cache.
+os.environ["URLVET_CACHE_DIR"] = tempfile.mkdtemp(prefix="urlvet-test-cache-")
 
 
 # --- DNS servers on loopback (tests/dnsserver.py) ---------------------------------------------

@@ -127,6 +127,12 @@ async def open_url(
     return await _ask_one(ctx, "open", url, message)
 
 
+@server.tool()
+async def add(a: int, b: int) -> int:
+    """A plain tool that asks for nothing (the proxy's passthrough tests and benchmark)."""
+    return a + b
+
+
 class Name(BaseModel):
     name: str
 

@@ -431,3 +431,27 @@ def test_consent_command_exit_codes() -> None:
     assert "server URL" in bad.stderr
     missing = _urlvet("consent", "https://docs.example.com/")
     assert missing.returncode == 2
+
+
+# -- foreign letters of a homoglyph ---------------------------------------------------------
+
+
+def test_homoglyph_warning_marks_the_foreign_letter_in_every_rendering() -> None:
+    s = summary("https://pаypal.com/signin", server=None)  # Cyrillic а
+    warning = next(w for w in s.warnings if w.code == "UV302")
+    assert warning.marked is not None
+    assert warning.marked.text == "pаypal.com"
+    assert warning.marked.spans == ((1, 2),)
+    assert "the second letter is Cyrillic а, not Latin a" in warning.text
+    assert "p**а**ypal\\.com" in s.to_markdown()
+    assert 'p<strong class="foreign">а</strong>ypal.com' in s.to_html()
+    text = s.to_text()
+    assert "pаypal.com (xn--pypal-4ve.com) is made to look exactly like paypal.com" in text
+    assert "\x1b[7mа\x1b[0m" in s.to_text(colour=True)
+    _assert_inert(s.to_html())
+
+
+def test_only_homoglyph_warnings_are_marked() -> None:
+    s = summary("https://paypal-secure.com/", server=None)
+    assert [w.marked for w in s.warnings] == [None] * len(s.warnings)
+    assert "foreign" not in s.to_html().split("</style>")[1]

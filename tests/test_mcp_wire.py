@@ -312,7 +312,12 @@ def test_malformed_input_required_still_declines_what_it_can() -> None:
         ("[1, 2]", "not-json-rpc", None),
         ('"elicitation/create"', "not-json-rpc", None),
         ("null", "not-json-rpc", None),
-        ('{"id": 1, "method": "elicitation/create", "params": {}}', "not-json-rpc", None),
+        (
+            # No "jsonrpc", but a client could still take it for a URL elicitation: declined.
+            '{"id": 1, "method": "elicitation/create", "params": {}}',
+            "not-json-rpc",
+            {"jsonrpc": "2.0", "id": 1, "result": {"action": "decline"}},
+        ),
         ('{"jsonrpc": "2.0", "id": 1}', "not-json-rpc", None),
         ('{"jsonrpc": "2.0", "id": 1, "method": 5}', "not-json-rpc", None),
         (

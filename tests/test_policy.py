@@ -13,10 +13,10 @@ from click.testing import CliRunner
 from pydantic import ValidationError
 
 from urlvet import Policy, PolicyError, Vetter, load_policy
-from urlvet.checks import registry
 from urlvet.cli import main
 from urlvet.findings import Severity
 from urlvet.policy import merge, policy_json_schema
+from urlvet.review.fixtures import FixtureCase, check_case, load_fixtures
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES_DIR = ROOT / "rules"
@@ -52,11 +52,11 @@ def test_shipped_policies_validate_against_the_schema(name: str) -> None:
 
 
 def _fixture_cases(policy_name: str) -> list[Any]:
-    path = RULES_DIR / f"{policy_name}.fixtures.yaml"
-    cases = yaml.safe_load(path.read_text(encoding="utf-8"))
+    # The same reader and checks as `urlvet policy test`, one pytest case per fixture.
+    fixtures = load_fixtures(RULES_DIR / f"{policy_name}.fixtures.yaml")
     return [
-        pytest.param(policy_name, case, id=f"{policy_name}:{i}:{case['url'][:50]!r}")
-        for i, case in enumerate(cases)
+        pytest.param(policy_name, case, id=f"{policy_name}:{case.line}:{case.url[:50]!r}")
+        for case in fixtures.cases
     ]
 
 
@@ -71,27 +71,17 @@ def _vetter(policy_name: str) -> Vetter:
 
 @pytest.mark.parametrize("name", ["default", "strict"])
 def test_fixture_files_are_well_formed_and_substantial(name: str) -> None:
-    cases = yaml.safe_load((RULES_DIR / f"{name}.fixtures.yaml").read_text(encoding="utf-8"))
+    cases = load_fixtures(RULES_DIR / f"{name}.fixtures.yaml").cases
     assert len(cases) >= 25
-    for case in cases:
-        assert set(case) <= {"url", "server", "must", "must_not", "decision"}, case
-        assert case["decision"] in ("allow", "warn", "block")
-        for code in case.get("must", []) + case.get("must_not", []):
-            assert registry.expand(code), f"{code} names no rule"
+    assert all(case.decision is not None for case in cases)
 
 
 @pytest.mark.parametrize(
     ("policy_name", "case"), _fixture_cases("default") + _fixture_cases("strict")
 )
-def test_policy_fixture(policy_name: str, case: dict[str, Any]) -> None:
-    verdict = _vetter(policy_name).vet_offline(case["url"], case.get("server"))
-    got = set(verdict.codes)
-    for code in case.get("must", []):
-        assert code in got, f"{code} must fire; got {sorted(got)}"
-    for selector in case.get("must_not", []):
-        hits = [c for c in got if c.startswith(selector.upper())]
-        assert not hits, f"{selector} must not fire; got {hits}"
-    assert verdict.decision.value == case["decision"], sorted(got)
+def test_policy_fixture(policy_name: str, case: FixtureCase) -> None:
+    verdict = _vetter(policy_name).vet_offline(case.url, case.as_server(), message=case.message)
+    assert check_case(case, verdict) == ()
 
 
 # -- loading: extends, merging, TOML, overrides, select/ignore ----------------------------------

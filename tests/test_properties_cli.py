@@ -266,7 +266,8 @@ def test_policy_loader_raises_only_policy_errors(text: str, tmp_path_factory: An
 @SETTINGS
 @given(message=JSON, text=st.text(max_size=400))
 def test_audit_extractors_never_raise(message: Any, text: str) -> None:
-    from urlvet.audit import url_requests, urls_in_text
+    from urlvet.audit import urls_in_text
+    from urlvet.mcp.wire import url_requests
 
     url_requests(message)
     for col, url in urls_in_text(text):

@@ -351,3 +351,26 @@ def test_differential_corpus_really_differs_from_urllib() -> None:
     differs = [r for r in DIFFERENTIAL if r.get("differs_3_11_7")]
     assert len(differs) >= 50
     assert (CORPORA / "ssrf/parser_differential_ada_vs_urllib.json").is_file()
+
+
+def test_parse_builds_the_same_value_as_the_dataclass_constructor() -> None:
+    # parse() sets the slots directly (faster than the frozen dataclass's __init__): the
+    # result must be the very value the constructor builds from the same fields.
+    import dataclasses
+
+    from urlvet.url import ParsedURL
+
+    for raw in (
+        "https://user:pw@xn--bcher-kva.de:8443/p?q=1#f",
+        "http://[::ffff:127.0.0.1]/",
+        "foo://opaque.host/x",
+        "javascript:alert(1)",
+        "http://0x7f.1/",
+    ):
+        parsed = parse(raw)
+        built = ParsedURL(**{f.name: getattr(parsed, f.name) for f in dataclasses.fields(parsed)})
+        assert parsed == built
+        assert hash(parsed) == hash(built)
+        assert repr(parsed) == repr(built)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            parsed.host = "evil.example"  # type: ignore[misc]

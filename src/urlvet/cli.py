@@ -16,6 +16,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from urlvet.errors import InputError, PolicyError, UrlvetError
+from urlvet.text import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -84,6 +85,59 @@ def policy_options(fn: F) -> F:
     return fn
 
 
+def tls_options(fn: F) -> F:
+    """--tls and --ca-file: the TLS handshake probe (off unless asked for)."""
+    options = [
+        click.option(
+            "--tls/--no-tls",
+            "tls",
+            default=None,
+            help="Probe https: hosts with a TLS handshake (UV601-UV607). Off by default: a "
+            "handshake tells the host's operator that someone looked (default: as the policy "
+            "says).",
+        ),
+        click.option(
+            "--ca-file",
+            type=click.Path(dir_okay=False),
+            metavar="PEM",
+            help="Trust only the CA certificates of this PEM file in the probe, instead of "
+            "the system's trust store.",
+        ),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def with_tls(policy: Any, tls: bool | None, ca_file: str | None) -> Any:
+    """``policy`` with the --tls and --ca-file options applied; exits 2 when the trust
+    anchors cannot be loaded."""
+    from urlvet.tls import Prober
+
+    if tls is not None or ca_file:
+        section = policy.tls.model_dump(mode="json")
+        if tls is not None:
+            section["probe"] = tls
+        if ca_file:
+            section["ca_file"] = ca_file
+        try:
+            policy = policy.with_changes(tls=section)
+        except ValueError as exc:
+            _fail(f"invalid option: {_first_error(exc)}")
+    if policy.tls.probe:
+        try:
+            Prober(timeout=policy.tls.timeout, ca_file=policy.tls.ca_file)
+        except InputError as exc:
+            _fail(str(exc))
+        if not policy.dns.enabled:
+            click.echo(
+                "urlvet: note: without DNS the TLS probe reaches IP-literal hosts only: a "
+                "name is probed only at an address its DNS check approved",
+                err=True,
+            )
+    return policy
+
+
 def build_policy(
     policy_path: str | None,
     select: Sequence[str],
@@ -110,11 +164,31 @@ def build_policy(
                 if dns is None:
                     dns_section["enabled"] = True
             changes["dns"] = dns_section
-        return policy.with_changes(**changes) if changes else policy
+        if changes:
+            policy = policy.with_changes(**changes)
+        # Compiling reads the policy's feed files: their errors are policy errors too.
+        report_feeds(policy.compiled.settings)
+        return policy
     except PolicyError as exc:
         _fail(str(exc))
     except ValueError as exc:  # pydantic's ValidationError for command-line values
         _fail(f"invalid option: {_first_error(exc)}")
+
+
+def report_feeds(settings: Any, quiet: bool = True) -> list[str]:
+    """One line per feed file (entries, skipped lines); skipped lines always go to stderr."""
+    lines = []
+    for feeds in (
+        settings.blocked_domain_feeds,
+        settings.allowed_domain_feeds,
+        settings.blocked_network_feeds,
+        settings.blocked_url_feeds,
+    ):
+        for table in feeds.tables:
+            lines.append(table.report())
+            if table.skipped and quiet:
+                click.echo(f"urlvet: note: {table.report()}", err=True)
+    return lines
 
 
 def _first_error(exc: Exception) -> str:
@@ -128,8 +202,31 @@ def _first_error(exc: Exception) -> str:
     return str(exc)
 
 
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    from urlvet.hsts import hsts_preload_list_date
+
+    try:
+        ours = version("urlvet")
+    except PackageNotFoundError:
+        from urlvet import __version__ as ours
+    click.echo(f"urlvet, version {ours}")
+    click.echo(f"HSTS preload list: {hsts_preload_list_date()} (Chromium's, from hstspreload)")
+    ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="urlvet")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and the date of the HSTS preload list, and exit.",
+)
 def main() -> None:
     """Vet the URLs that MCP servers ask a client to open: allow, warn or block."""
 
@@ -146,13 +243,21 @@ def main() -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="For each finding, the policy file, line and key behind its severity; what the "
+    "policy ignored or allowed; the threshold behind the decision.",
+)
 @policy_options
+@tls_options
 def check(
     urls: tuple[str, ...],
     server: str | None,
     server_name: str | None,
     message: str | None,
     fmt: str,
+    explain: bool,
     policy_path: str | None,
     select: tuple[str, ...],
     ignore: tuple[str, ...],
@@ -160,12 +265,14 @@ def check(
     nameserver: tuple[str, ...],
     fail_on: str,
     no_color: bool,
+    tls: bool | None,
+    ca_file: str | None,
 ) -> None:
     """Vet each URL and print the decision with its findings."""
     from urlvet.engine import Vetter
     from urlvet.server import as_server
 
-    policy = build_policy(policy_path, select, ignore, dns, nameserver)
+    policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
     try:
         srv = (
             as_server(server, name=server_name)
@@ -176,16 +283,30 @@ def check(
         _fail(str(exc))
     vetter = Vetter(policy)
     verdicts = [vetter.vet(u, srv, message=message) for u in urls]
+    explanations: list[Any] = []
+    if explain:
+        from urlvet.review.explain import Explainer
+
+        try:
+            explainer = Explainer(policy, policy_path, _split_codes(select), _split_codes(ignore))
+            explanations = [explainer.explain(v, srv, message) for v in verdicts]
+        except UrlvetError as exc:
+            _fail(str(exc))
     if fmt == "json":
         from urlvet.consent import json_dumps
 
         # Hidden characters and lone surrogates (argv bytes that are not UTF-8 arrive as
         # surrogates) are written as \uXXXX: a strict UTF-8 stdout cannot encode them.
-        click.echo(json_dumps([v.to_json_dict() for v in verdicts], indent=2))
+        data = [v.to_json_dict() for v in verdicts]
+        for item, why in zip(data, explanations, strict=False):
+            item["explain"] = why.to_json_dict()
+        click.echo(json_dumps(data, indent=2))
     else:
         colour = _use_colour(no_color)
-        for v in verdicts:
+        for i, v in enumerate(verdicts):
             click.echo(render_text(v, colour))
+            if explanations:
+                click.echo("\n".join(printable(line, 2000) for line in explanations[i].lines()))
     threshold = 1 if fail_on == "warn" else 2
     sys.exit(1 if any(v.decision.rank >= threshold for v in verdicts) else 0)
 
@@ -196,9 +317,9 @@ def render_text(verdict: Any, colour: bool) -> str:
     head = decision.upper().ljust(5)
     if colour:
         head = click.style(head, fg=_DECISION_COLOURS[decision], bold=True)
-    lines = [f"{head}  {_printable(verdict.url)}"]
+    lines = [f"{head}  {printable(verdict.url)}"]
     if verdict.href is not None and verdict.href != verdict.url:
-        lines.append(f"       opens {_printable(verdict.href)}")
+        lines.append(f"       opens {printable(verdict.href)}")
     if verdict.registrable_domain:
         site = verdict.registrable_domain
         lines.append(f"       site  {click.style(site, bold=True) if colour else site}")
@@ -207,15 +328,6 @@ def render_text(verdict: Any, colour: bool) -> str:
         code = click.style(f.code, bold=True) if colour else f.code
         lines.append(f"  {code} {f.name} {sev}: {f.message}")
     return "\n".join(lines)
-
-
-def _printable(text: str, limit: int = 300) -> str:
-    # Never let a URL write terminal escapes or hide text with bidi controls.
-    from urlvet.checks.transport import hidden_characters
-
-    marks = {i: code for i, code, _ in hidden_characters(text)}
-    out = "".join(f"<{marks[i]}>" if i in marks else ch for i, ch in enumerate(text[:limit]))
-    return out + (f"… ({len(text) - limit:,} more characters)" if len(text) > limit else "")
 
 
 @main.command("rule")
@@ -273,13 +385,98 @@ def policy_check(files: tuple[str, ...]) -> None:
     bad = 0
     for f in files:
         try:
-            load_policy(f).compiled  # noqa: B018 - compiling validates the rule tables too
+            # Compiling validates the rule tables and reads the feed files too.
+            compiled = load_policy(f).compiled
         except UrlvetError as exc:
             click.echo(str(exc), err=True)
             bad += 1
         else:
             click.echo(f"{f}: ok")
+            for line in report_feeds(compiled.settings, quiet=False):
+                click.echo(f"  {line}")
     sys.exit(2 if bad else 0)
+
+
+@policy_group.command("test")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "junit"]),
+    default="text",
+    show_default=True,
+    help="text: failures with file:line and a summary; junit: JUnit XML for CI systems.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the report to this file instead of stdout (the summary still goes to stderr).",
+)
+def policy_test(paths: tuple[str, ...], fmt: str, output: str | None) -> None:
+    """Run policy fixtures: every case of each NAME.fixtures.yaml against NAME.yaml beside it.
+
+    PATHS are directories (searched for *.fixtures.yaml), fixtures files or policy files;
+    default: the current directory. Cases are vetted offline. Exit 0 when all pass, 1 when
+    any fails, 2 when a file is broken (invalid YAML, unknown keys or codes, a broken policy).
+    """
+    from urlvet.review import fixtures
+
+    runs = fixtures.run_paths(list(paths) or ["."])
+    report = (
+        fixtures.render_junit(runs)
+        if fmt == "junit"
+        else fixtures.render_text(runs, printable=printable)
+    )
+    if output:
+        try:
+            Path(output).write_text(report + "\n", encoding="utf-8")
+        except OSError as exc:
+            _fail(f"{output}: cannot write: {exc.strerror or exc}")
+        click.echo(fixtures.summary(runs), err=True)
+    else:
+        click.echo(report)
+        if fmt == "junit":
+            click.echo(fixtures.summary(runs), err=True)
+    sys.exit(fixtures.exit_code(runs))
+
+
+@policy_group.command("diff")
+@click.argument("old", type=click.Path(dir_okay=False))
+@click.argument("new", type=click.Path(dir_okay=False))
+@click.argument("url_files", nargs=-1, type=click.Path(dir_okay=False))
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.option("--server", metavar="URL|stdio", help="The server that asks for the URL files' URLs.")
+@click.option("--exit-code", is_flag=True, help="Exit 1 when any URL's decision or codes change.")
+def policy_diff(
+    old: str, new: str, url_files: tuple[str, ...], fmt: str, server: str | None, exit_code: bool
+) -> None:
+    """Show which URLs a policy change moves: OLD and NEW are policy files.
+
+    The URLs are the fixtures of both policies plus URL_FILES (one URL a line), vetted offline
+    under each. Every URL whose decision or codes change is listed, grouped by old -> new
+    decision, with a summary. To compare against a branch, check it out beside the working
+    tree first (`git worktree add ../base main`), so that `extends` and feed paths resolve.
+    """
+    from urlvet.policy import load_policy
+    from urlvet.review import diff
+
+    try:
+        old_policy = load_policy(old)
+        new_policy = load_policy(new)
+        probes = diff.probes_for([old, new], url_files, server)
+        result = diff.diff_policies(old_policy, new_policy, probes, old, new)
+    except UrlvetError as exc:
+        _fail(str(exc))
+    if fmt == "json":
+        from urlvet.consent import json_dumps
+
+        click.echo(json_dumps(result.to_json_dict(), indent=2))
+    else:
+        click.echo(diff.render_text(result, printable=printable))
+    sys.exit(1 if exit_code and result.changes else 0)
 
 
 @policy_group.command("import-domains")
@@ -357,6 +554,7 @@ def _configured_server(server: str | None, server_name: str | None) -> Any:
     show_default=True,
 )
 @policy_options
+@tls_options
 def consent_cmd(
     url: str,
     server: str,
@@ -370,12 +568,14 @@ def consent_cmd(
     nameserver: tuple[str, ...],
     fail_on: str,
     no_color: bool,
+    tls: bool | None,
+    ca_file: str | None,
 ) -> None:
     """Print the consent screen a client should show before opening URL for a server."""
     from urlvet.consent import ConsentSummary
     from urlvet.engine import Vetter
 
-    policy = build_policy(policy_path, select, ignore, dns, nameserver)
+    policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
     srv = _configured_server(server, server_name)
     verdict = Vetter(policy).vet(url, srv, message=message)
     summary = ConsentSummary.from_verdict(verdict, srv, message)
@@ -400,6 +600,7 @@ def consent_cmd(
 )
 @click.option("--server-name", metavar="NAME", help="The server's name in your client config.")
 @policy_options
+@tls_options
 def hook_cmd(
     server: str,
     server_name: str | None,
@@ -410,6 +611,8 @@ def hook_cmd(
     nameserver: tuple[str, ...],
     fail_on: str,
     no_color: bool,
+    tls: bool | None,
+    ca_file: str | None,
 ) -> None:
     """Answer MCP messages read on stdin, one JSON-RPC message a line, one JSON line each.
 
@@ -421,7 +624,7 @@ def hook_cmd(
     from urlvet.engine import Vetter
     from urlvet.mcp import hook_lines
 
-    policy = build_policy(policy_path, select, ignore, dns, nameserver)
+    policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
     srv = _configured_server(server, server_name)
     vetter = Vetter(policy)
     stdin = click.get_binary_stream("stdin")
@@ -429,6 +632,86 @@ def hook_cmd(
     for answer in hook_lines(iter(stdin.readline, b""), vetter, srv):
         out.write(answer.encode("utf-8") + b"\n")
         out.flush()
+
+
+@main.command(
+    "proxy",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@click.option(
+    "--server",
+    metavar="URL|stdio",
+    help="The server as your client configuration names it (default: stdio for a command, "
+    "the upstream URL for HTTP).",
+)
+@click.option("--server-name", metavar="NAME", help="The server's name in your client config.")
+@click.option(
+    "--upstream", metavar="URL", help="The Streamable HTTP endpoint to put urlvet in front of."
+)
+@click.option(
+    "--listen", metavar="HOST:PORT", help="Where to serve the endpoint (http://HOST:PORT/mcp)."
+)
+@click.option(
+    "--log",
+    "log_path",
+    type=click.Path(dir_okay=False),
+    help="Append one JSON line per vetted URL to this file (urlvet audit reads it).",
+)
+@click.option(
+    "--policy",
+    "policy_path",
+    type=click.Path(dir_okay=False),
+    help="Policy file (YAML or TOML). Default: the built-in balanced policy.",
+)
+@click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes.")
+@click.option(
+    "--dns/--no-dns", "dns", default=None, help="Resolve names (default: as the policy says)."
+)
+@click.option("--nameserver", multiple=True, metavar="HOST[:PORT]", help="Nameserver to ask.")
+@tls_options
+def proxy_cmd(
+    command: tuple[str, ...],
+    server: str | None,
+    server_name: str | None,
+    upstream: str | None,
+    listen: str | None,
+    log_path: str | None,
+    policy_path: str | None,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    dns: bool | None,
+    nameserver: tuple[str, ...],
+    tls: bool | None,
+    ca_file: str | None,
+) -> None:
+    """Vet every URL an MCP server asks the client to open, between the two.
+
+    \b
+    stdio:  urlvet proxy [OPTIONS] -- COMMAND [ARGS...]
+    HTTP:   urlvet proxy --upstream URL --listen HOST:PORT [OPTIONS]
+
+    Allowed URL requests pass unchanged, warned ones reach the client with a first line
+    'urlvet: ...', blocked ones never reach it: the server gets a decline. Everything else
+    passes through unchanged. With a command, exits with the command's status.
+    """
+    from urlvet.mcp.proxy import run_proxy
+
+    policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
+    try:
+        status = run_proxy(
+            policy,
+            command=command,
+            upstream=upstream,
+            listen=listen,
+            server=server,
+            server_name=server_name,
+            log=log_path,
+        )
+    except (UrlvetError, OSError) as exc:
+        _fail(str(exc))
+    sys.exit(status)
 
 
 def _read_lines(path: str) -> list[str]:
@@ -441,7 +724,6 @@ def _read_lines(path: str) -> list[str]:
 # --- urlvet audit --------------------------------------------------------------------------
 
 _AUDIT_FORMATS = ("text", "json", "jsonl", "sarif", "github")
-_STDERR_DIAGNOSTICS = 50
 
 
 @main.command("audit")
@@ -505,6 +787,7 @@ _STDERR_DIAGNOSTICS = 50
 @click.option("--no-progress", is_flag=True, help="No progress line on a terminal's stderr.")
 @click.option("--show-secrets", is_flag=True, help="Do not redact secrets in URLs.")
 @policy_options
+@tls_options
 def audit_cmd(
     paths: tuple[str, ...],
     fmt: str,
@@ -528,6 +811,8 @@ def audit_cmd(
     nameserver: tuple[str, ...],
     fail_on: str,
     no_color: bool,
+    tls: bool | None,
+    ca_file: str | None,
 ) -> None:
     """Audit URL lists, MCP traffic (JSON Lines) and logs; '-' reads stdin.
 
@@ -536,17 +821,11 @@ def audit_cmd(
     it), 2 for usage and policy errors and when input could not be read (binary files,
     invalid UTF-8, over-long lines: reported and skipped).
     """
-    import io
-
-    from urlvet import __version__
-    from urlvet.audit import AuditOptions, Auditor, Reporter, expand_paths
-    from urlvet.output import RunInfo, make_writer
-    from urlvet.output.baseline import load_baseline
-    from urlvet.output.baseline import write_baseline as save_baseline
-    from urlvet.output.progress import Progress
+    from urlvet.audit import AuditOptions
+    from urlvet.audit.command import AuditRun, run_audit
     from urlvet.server import as_server
 
-    policy = build_policy(policy_path, select, ignore, dns, nameserver)
+    policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
     if server:
         try:
             as_server(server, name=server_name)
@@ -554,110 +833,33 @@ def audit_cmd(
             _fail(str(exc))
     if paths.count("-") > 1:
         _fail("'-' (stdin) can be given once")
-    baseline = None
-    if baseline_path:
-        try:
-            baseline = load_baseline(baseline_path)
-        except InputError as exc:
-            _fail(str(exc))
-    options = AuditOptions(
-        input_kind=input_kind,  # type: ignore[arg-type]
-        server=server,
-        server_name=server_name,
-        server_field=server_field,
-        max_line_bytes=max_line_bytes,
-        jobs=jobs,
-        redact_secrets=not show_secrets,
-        json_records=fmt in ("json", "jsonl"),
-        stdin_name=stdin_filename,
-    )
-    auditor = Auditor(policy, options)
-    if jobs > 1 and auditor.uses_dns:
-        click.echo(
-            "urlvet: note: --jobs applies to offline audits (--no-dns); "
-            "with DNS, lookups run concurrently in one process",
-            err=True,
-        )
-    compiled = policy.compiled
-    sources = list(expand_paths(paths, stdin_filename))
-    try:
-        out_binary = (
-            open(output, "wb")  # noqa: SIM115 - closed below
-            if output and output != "-"
-            else click.get_binary_stream("stdout")
-        )
-    except OSError as exc:
-        _fail(f"{output}: cannot write: {exc.strerror or exc}")
-    stream = io.TextIOWrapper(out_binary, encoding="utf-8", errors="backslashreplace", newline="\n")
-    info = RunInfo(
-        rules=compiled.rules,
-        warn_at=compiled.warn_at,
-        block_at=compiled.block_at,
-        version=__version__,
-        colour=fmt == "text" and _use_colour(no_color) and not (output and output != "-"),
-        baseline=baseline is not None,
-        redacted=not show_secrets,
-    )
-    writer = make_writer(fmt, stream, info)
-    progress = None
-    stderr = sys.stderr
-    if not no_progress and stderr.isatty():
-        total = 0
-        for s in sources:
-            if s.path is not None and os.path.isfile(s.path):
-                total += os.path.getsize(s.path)
-        progress = Progress(stderr, total if all(s.path for s in sources) else None)
-    shown = 0
-
-    def on_diagnostic(diag: Any) -> None:
-        nonlocal shown
-        shown += 1
-        if shown > _STDERR_DIAGNOSTICS + 1:
-            return
-        if progress is not None:
-            progress.clear()
-        if shown > _STDERR_DIAGNOSTICS:
-            click.echo("urlvet: further input problems are only in the report", err=True)
-            return
-        click.echo(f"urlvet: {diag.level}: {_printable(str(diag), 500)}", err=True)
-
-    reporter = Reporter(
-        writer,
-        fail_at=compiled.block_at if fail_on == "block" else compiled.warn_at,
-        baseline=baseline,
-        collect_baseline=write_baseline is not None,
-        on_diagnostic=on_diagnostic,
+    run = AuditRun(
+        paths=paths,
+        fmt=fmt,
+        output=output,
+        options=AuditOptions(
+            input_kind=input_kind,  # type: ignore[arg-type]
+            server=server,
+            server_name=server_name,
+            server_field=server_field,
+            max_line_bytes=max_line_bytes,
+            jobs=jobs,
+            redact_secrets=not show_secrets,
+            json_records=fmt in ("json", "jsonl"),
+            stdin_name=stdin_filename,
+        ),
+        fail_on=fail_on,
+        baseline=baseline_path,
+        write_baseline=write_baseline,
+        exit_zero=exit_zero,
+        colour=_use_colour(no_color),
+        progress=not no_progress,
     )
     try:
-        writer.start()
-        summary = auditor.run(sources, reporter, progress)
-        if progress is not None:
-            progress.clear()
-        if write_baseline is not None and reporter.collected is not None:
-            try:
-                summary.baseline_written = save_baseline(
-                    write_baseline, reporter.collected.values()
-                )
-            except InputError as exc:
-                _fail(str(exc))
-        writer.finish(summary)
-        stream.flush()
-    except BrokenPipeError:
-        # The reader went away (`| head`): stop quietly, as other filters do.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(1)
-    finally:
-        if progress is not None:
-            progress.clear()
-        if output and output != "-":
-            stream.close()
-        else:
-            stream.detach()
-    if summary.input_errors:
-        sys.exit(2)
-    if write_baseline is not None:
-        sys.exit(0)
-    sys.exit(1 if summary.failing and not exit_zero else 0)
+        code = run_audit(policy, run, click.get_binary_stream("stdout"), sys.stderr)
+    except InputError as exc:
+        _fail(str(exc))
+    sys.exit(code)
 
 
 @main.command("eval")

@@ -24,13 +24,14 @@ import hashlib
 import html
 import json
 import re
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from urlvet.checks.transport import hidden_characters
-from urlvet.findings import Decision, Finding, Severity, Verdict
+from urlvet.findings import Decision, Finding, Severity, TlsFacts, Verdict
 from urlvet.server import Server, is_loopback_host
+from urlvet.text import clip, clip_middle, hidden_characters, more_characters, visible
 from urlvet.url import HostKind, InvalidURL, ParsedURL, parse, to_unicode
 
 Relation = Literal["same-site", "trusted-third-party", "unrelated", "local", "unknown"]
@@ -81,6 +82,17 @@ _ADVICE = {
 }
 
 
+class MarkedName(BaseModel):
+    """A name written in a warning, with the letters a person should look at."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str = Field(description="The name as the warning writes it, such as 'pаypal.com'.")
+    spans: tuple[tuple[int, int], ...] = Field(
+        description="[start, end) of each foreign letter in the name, to emphasise."
+    )
+
+
 class ConsentWarning(BaseModel):
     """One finding, as a person reads it on the consent screen."""
 
@@ -90,6 +102,11 @@ class ConsentWarning(BaseModel):
     name: str = Field(description="The rule name, such as server-domain-embedded.")
     severity: Severity = Field(description="How serious it is.")
     text: str = Field(description="The explanation in plain language.")
+    marked: MarkedName | None = Field(
+        None,
+        description="A name in the text whose foreign letters the renderings emphasise (a "
+        "homoglyph: the Cyrillic а in 'pаypal.com').",
+    )
 
 
 class HrefParts(BaseModel):
@@ -153,6 +170,11 @@ class ConsentSummary(BaseModel):
 
     relation: Relation = Field(description="How the link relates to the server.")
     relation_text: str = Field(description="The relation in plain language.")
+    certificate: str | None = Field(
+        default=None,
+        description="What the TLS probe found, in plain language ('issued 2 days ago by ... "
+        "for ...'); None when no probe ran (it is off by default).",
+    )
 
     message: str | None = Field(description="The server's message exactly as sent.")
     message_visible: str | None = Field(
@@ -219,6 +241,7 @@ class ConsentSummary(BaseModel):
             userinfo=_userinfo(parsed),
             relation=relation,
             relation_text=relation_text,
+            certificate=certificate_text(verdict.tls) if verdict.tls is not None else None,
             message=message,
             message_visible=message_visible,
             message_hidden_characters=hidden_count,
@@ -262,23 +285,6 @@ def summarize(
 # -- building ------------------------------------------------------------------------------
 
 
-def visible(text: str, *, keep_newlines: bool = False) -> str:
-    """``text`` with every control, bidi and invisible character replaced by ``⟨U+XXXX⟩``.
-
-    With ``keep_newlines``, line feeds stay line breaks (a carriage return is still shown).
-    """
-    marks = {i: code for i, code, _ in hidden_characters(text)}
-    if not marks:
-        return text
-    out = []
-    for i, ch in enumerate(text):
-        if i in marks and not (keep_newlines and ch == "\n"):
-            out.append(f"⟨{marks[i]}⟩")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
 def json_dumps(data: Any, indent: int | None = None) -> str:
     """JSON text with Unicode kept readable but every hidden character written as ``\\uXXXX``.
 
@@ -297,6 +303,36 @@ def json_dumps(data: Any, indent: int | None = None) -> str:
         last = i + 1
     out.append(text[last:])
     return "".join(out)
+
+
+_RECENT_DAYS = 60  # younger certificates are dated in days ("issued 2 days ago")
+
+
+def certificate_text(facts: TlsFacts, now: datetime | None = None) -> str:
+    """What the TLS probe found, as the consent screen's 'Certificate' line."""
+    if facts.status == "untrusted":
+        return f"not trusted ({facts.detail or 'the chain does not verify'})"
+    if facts.status == "timeout":
+        return "no secure connection within the deadline: not checked"
+    if facts.status != "ok" or facts.valid_from is None:
+        return f"no secure connection ({facts.detail or 'the handshake failed'})"
+    issued = datetime.fromisoformat(facts.valid_from)
+    age = ((now or datetime.now(UTC)) - issued).days
+    if age < 0:
+        when = f"to be valid from {issued:%Y-%m-%d}"
+    elif age < _RECENT_DAYS:
+        when = "issued today" if age == 0 else f"issued {_plural(age, 'day')} ago"
+    else:
+        when = f"issued on {issued:%Y-%m-%d}"
+    names = ", ".join(facts.names[:3]) or "no names"
+    if len(facts.names) > 3:
+        names += f" and {len(facts.names) - 3} more"
+    by = facts.issuer or "an unnamed authority"
+    return f"{when} by {by} for {names} ({facts.version or 'TLS'})"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _reparse(href: str | None) -> ParsedURL | None:
@@ -386,7 +422,42 @@ def _warning(f: Finding, spoof: str | None, host: str | None) -> ConsentWarning:
     text = f.message
     if spoof and host and spoof != host and not f.code.startswith("UV30"):
         text = text.replace(spoof, host)
-    return ConsentWarning(code=f.code, name=f.name, severity=f.severity, text=text)
+    return ConsentWarning(
+        code=f.code, name=f.name, severity=f.severity, text=text, marked=_marked(f)
+    )
+
+
+def _marked(f: Finding) -> MarkedName | None:
+    """The foreign letters a homoglyph finding (UV302) names, as spans of the name compared."""
+    compared = f.evidence.get("compared")
+    letters = f.evidence.get("foreign_letters")
+    if not isinstance(compared, str) or not isinstance(letters, list):
+        return None
+    spans = []
+    for d in letters:
+        at, end = (d.get("at"), d.get("end")) if isinstance(d, dict) else (None, None)
+        if isinstance(at, int) and isinstance(end, int) and 0 <= at < end <= len(compared):
+            spans.append((at, end))
+    return MarkedName(text=compared, spans=tuple(spans)) if spans else None
+
+
+def _marked_pieces(text: str, marked: MarkedName | None) -> list[tuple[bool, str]]:
+    """``text`` cut into (emphasised, piece): the marked name's foreign letters emphasised, at
+    the name's first whole occurrence in ``text`` (none when the name is not there, or cut)."""
+    if marked is None:
+        return [(False, text)]
+    at = text.find(marked.text)
+    if at < 0:
+        return [(False, text)]
+    pieces: list[tuple[bool, str]] = []
+    last = at
+    pieces.append((False, text[:at]))
+    for start, end in marked.spans:
+        pieces.append((False, text[last : at + start]))
+        pieces.append((True, text[at + start : at + end]))
+        last = at + end
+    pieces.append((False, text[last:]))
+    return [p for p in pieces if p[1]]
 
 
 def _userinfo(url: ParsedURL | None) -> str | None:
@@ -434,27 +505,7 @@ def _href_parts(url: ParsedURL) -> HrefParts | None:
     )
 
 
-# -- shared display helpers ----------------------------------------------------------------
-
-
-def _cut(text: str, limit: int) -> tuple[str, int]:
-    """(shown, cut): the first ``limit`` characters and how many were left out."""
-    if len(text) <= limit:
-        return text, 0
-    return text[:limit], len(text) - limit
-
-
-def _cut_middle(text: str, limit: int) -> tuple[str, str, int]:
-    """(head, tail, cut): keep both ends of ``text``; the end nearest the site matters most."""
-    if len(text) <= limit:
-        return text, "", 0
-    head = max(limit // 4, 1)
-    tail = limit - head
-    return text[:head], text[-tail:], len(text) - head - tail
-
-
-def _more(n: int) -> str:
-    return f"… [{n:,} more characters not shown]"
+# -- display pieces (hidden characters and clipping: urlvet.text) ---------------------------
 
 
 def _display_url(summary: ConsentSummary) -> list[tuple[str, str]]:
@@ -467,23 +518,23 @@ def _display_url(summary: ConsentSummary) -> list[tuple[str, str]]:
     parts = summary.href_parts
     if parts is None:
         raw = summary.href if summary.href is not None else summary.url
-        shown, cut = _cut(visible(raw), URL_DISPLAY_LIMIT)
+        shown, cut = clip(visible(raw), URL_DISPLAY_LIMIT)
         pieces.append(("text", shown))
         if cut:
-            pieces.append(("cut", _more(cut)))
+            pieces.append(("cut", more_characters(cut)))
         return [p for p in pieces if p[1]]
     pieces.append(("text", parts.scheme))
     for kind, text in (("userinfo", parts.userinfo), ("text", parts.subdomains)):
-        head, tail, cut = _cut_middle(visible(text), URL_PREFIX_LIMIT)
+        head, tail, cut = clip_middle(visible(text), URL_PREFIX_LIMIT)
         pieces.append((kind, head))
         if cut:
             pieces.append(("cut", f" … [{cut:,} characters not shown] … "))
             pieces.append((kind, tail))
     pieces.append(("site", visible(parts.site)))
-    after, cut = _cut(visible(parts.after), URL_DISPLAY_LIMIT)
+    after, cut = clip(visible(parts.after), URL_DISPLAY_LIMIT)
     pieces.append(("text", after))
     if cut:
-        pieces.append(("cut", _more(cut)))
+        pieces.append(("cut", more_characters(cut)))
     return [p for p in pieces if p[1]]
 
 
@@ -502,7 +553,7 @@ def _display_message(summary: ConsentSummary) -> tuple[str, str | None]:
     if len(lines) > MESSAGE_LINE_LIMIT:
         notes.append(f"{len(lines) - MESSAGE_LINE_LIMIT:,} more lines")
         text = "\n".join(lines[:MESSAGE_LINE_LIMIT])
-    text, cut = _cut(text, MESSAGE_DISPLAY_LIMIT)
+    text, cut = clip(text, MESSAGE_DISPLAY_LIMIT)
     if cut:
         notes.append(f"{cut:,} more characters")
     note = f"[{' and '.join(notes)} not shown]" if notes else None
@@ -512,8 +563,8 @@ def _display_message(summary: ConsentSummary) -> tuple[str, str | None]:
 def _field(text: str | None, limit: int = FIELD_DISPLAY_LIMIT) -> str:
     if text is None:
         return ""
-    shown, cut = _cut(visible(text), limit)
-    return shown + (_more(cut) if cut else "")
+    shown, cut = clip(visible(text), limit)
+    return shown + (more_characters(cut) if cut else "")
 
 
 def _host_line(summary: ConsentSummary) -> str | None:
@@ -542,6 +593,7 @@ _ACTION_LABEL = {"open": "Open", "decline": "Decline"}
 _ANSI = {
     "bold": "\x1b[1m",
     "underline": "\x1b[4m",
+    "reverse": "\x1b[7m",
     "reset": "\x1b[0m",
     Decision.ALLOW: "\x1b[1;32m",
     Decision.WARN: "\x1b[1;33m",
@@ -570,6 +622,8 @@ def _render_text(s: ConsentSummary, colour: bool) -> str:
     if s.userinfo is not None:
         rows.append(("Userinfo", f"{_field(s.userinfo)}  (written before '@': NOT the site)"))
     rows.append(("Relation", _field(s.relation_text)))
+    if s.certificate is not None:
+        rows.append(("Certificate", _field(s.certificate)))
     for label, value in rows:
         lines.append(f"{label + ':':<10} {value}")
     if s.message is not None:
@@ -583,7 +637,11 @@ def _render_text(s: ConsentSummary, colour: bool) -> str:
     if s.warnings:
         lines.append("Warnings:")
         for w in s.warnings:
-            lines.append(f"  ! {w.code} [{_SEVERITY_WORD[w.severity]}] {_field(w.text)}")
+            text = "".join(
+                f"{_ANSI['reverse']}{piece}{_ANSI['reset']}" if em and colour else piece
+                for em, piece in _marked_pieces(_field(w.text), w.marked)
+            )
+            lines.append(f"  ! {w.code} [{_SEVERITY_WORD[w.severity]}] {text}")
     if s.notes:
         lines.append("Notes:")
         for w in s.notes:
@@ -623,6 +681,8 @@ def _render_markdown(s: ConsentSummary) -> str:
     if s.userinfo is not None:
         rows.append(("Userinfo", f"{_md(_field(s.userinfo))} \\(written before @: NOT the site\\)"))
     rows.append(("Relation", _md(_field(s.relation_text))))
+    if s.certificate is not None:
+        rows.append(("Certificate", _md(_field(s.certificate))))
     out.extend(f"- **{label}:** {value}" for label, value in rows)
     if s.message is not None:
         text, note = _display_message(s)
@@ -632,7 +692,11 @@ def _render_markdown(s: ConsentSummary) -> str:
     if s.warnings:
         out += ["", "**Warnings**", ""]
         out += [
-            f"- **{_md(w.code)}** \\({_md(_SEVERITY_WORD[w.severity])}\\): {_md(_field(w.text))}"
+            f"- **{_md(w.code)}** \\({_md(_SEVERITY_WORD[w.severity])}\\): "
+            + "".join(
+                f"**{_md(piece)}**" if em else _md(piece)
+                for em, piece in _marked_pieces(_field(w.text), w.marked)
+            )
             for w in s.warnings
         ]
     if s.notes:
@@ -689,6 +753,8 @@ overflow-wrap:anywhere}
 border-radius:4px;margin-right:6px;color:#fff;background:#667085}
 .sev-critical{background:#912018}.sev-high{background:#d92d20}.sev-medium{background:#dc6803}
 .sev-low{background:#ca8504}.sev-info{background:#1570ef}
+.foreign{font-weight:800;color:#b42318;background:#fee4e2;border-radius:3px;padding:0 1px;
+text-decoration:underline}
 .code{font:12px ui-monospace,"DejaVu Sans Mono",monospace;font-weight:700;margin-right:6px}
 .actions{display:flex;gap:12px;justify-content:flex-end;padding:16px 24px;border-top:1px solid #e4e7ec;
 background:#fcfcfd}
@@ -753,6 +819,8 @@ def _render_html(s: ConsentSummary) -> str:
             )
         )
     rows.append(("Relation", f'<span id="relation">{_hv(_field(s.relation_text))}</span>'))
+    if s.certificate is not None:
+        rows.append(("Certificate", f'<span id="certificate">{_hv(_field(s.certificate))}</span>'))
     body = ["<dl>"] + [f"<dt>{_h(k)}</dt><dd>{v}</dd>" for k, v in rows] + ["</dl>"]
     if s.message is not None:
         text, note = _display_message(s)
@@ -810,9 +878,13 @@ def _html_url_piece(kind: str, text: str) -> str:
 
 def _html_finding(w: ConsentWarning) -> str:
     sev = _SEVERITY_WORD[w.severity]
+    text = "".join(
+        f'<strong class="foreign">{_hv(piece)}</strong>' if em else _hv(piece)
+        for em, piece in _marked_pieces(_field(w.text), w.marked)
+    )
     return (
         f'<li><span class="sev sev-{sev}">{_h(sev)}</span>'
-        f'<span class="code">{_h(w.code)}</span>{_hv(_field(w.text))}</li>'
+        f'<span class="code">{_h(w.code)}</span>{text}</li>'
     )
 
 
@@ -822,6 +894,7 @@ __all__ = [
     "ConsentSummary",
     "ConsentWarning",
     "HrefParts",
+    "MarkedName",
     "Relation",
     "json_dumps",
     "summarize",

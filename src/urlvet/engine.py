@@ -1,18 +1,22 @@
 """Vet one URL: parse it as a browser does, run the policy's rules, decide. Orchestration only.
 
 A :class:`Vetter` is built once from a policy and shared: it is immutable apart from its DNS
-cache, which is safe across threads and tasks. The offline part of a vet is pure; DNS, when
-the policy enables it, is the only I/O, and is bounded by the policy's deadline.
+and TLS caches and its cache of per-host findings, which are safe across threads and tasks.
+The offline part of a vet is pure; DNS, when the policy enables it, and the TLS probe, when the
+policy asks for it, are the only I/O, each bounded by the policy's deadline. The stages run in
+that order: offline rules, DNS, then the TLS probe, only for a URL not already blocked and only
+to an address DNS approved.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from urlvet.checks.addresses import NEVER_RESOLVED_TLDS
-from urlvet.checks.base import CheckContext, Hit, Rule
+from urlvet.checks.base import CheckContext, Hit, Rule, host_view
 from urlvet.findings import Decision, Finding, Severity, Verdict
 from urlvet.policy import CompiledPolicy, Policy
 from urlvet.server import Server, as_server, is_loopback_host
@@ -20,10 +24,15 @@ from urlvet.url import HostKind, InvalidURL, ParsedURL, parse
 
 if TYPE_CHECKING:
     from urlvet.resolve import Resolution, Resolver
+    from urlvet.tls import Probe, Prober
 
 # Longer input is not parsed at all: it is already blocked as over-long, and parsing and
 # classifying megabytes of text would only give an attacker a lever on our latency.
 PARSE_LIMIT = 65_536
+
+HOST_CACHE_SIZE = 65_536
+"""How many (host, server) pairs a Vetter keeps the per-host findings of. An entry is a tuple
+of findings, empty for most hosts: 65,536 of them take a few tens of megabytes at most."""
 
 
 class _Offline(NamedTuple):
@@ -37,33 +46,58 @@ class _Offline(NamedTuple):
 class Vetter:
     """Vets URLs under one policy. Immutable and safe to share across threads and tasks."""
 
-    __slots__ = ("__dict__", "_compiled", "_url_rules", "policy")
+    __slots__ = (
+        "__dict__",
+        "_compiled",
+        "_host_cache",
+        "_host_cache_size",
+        "_host_lock",
+        "_host_rules",
+        "_url_rules",
+        "policy",
+    )
     policy: Policy
     _compiled: CompiledPolicy
     _url_rules: Mapping[tuple[HostKind, bool], tuple[Rule, ...]]
+    _host_rules: Mapping[tuple[HostKind, bool], tuple[Rule, ...]]
+    _host_cache: dict[tuple[str, HostKind, Server | None], tuple[Finding, ...]]
+    _host_cache_size: int
+    _host_lock: threading.Lock
 
-    def __init__(self, policy: Policy | None = None) -> None:
+    def __init__(
+        self, policy: Policy | None = None, *, host_cache_size: int = HOST_CACHE_SIZE
+    ) -> None:
+        """A Vetter for ``policy`` (the default policy when None).
+
+        ``host_cache_size``: how many (host, server) pairs to keep the per-host findings of
+        (see :attr:`urlvet.checks.base.Rule.per_host`); 0 runs every rule on every URL.
+        """
         chosen = policy if policy is not None else Policy()
         compiled = chosen.compiled
+        if host_cache_size < 0:
+            raise ValueError("host_cache_size must be 0 or more")
         object.__setattr__(self, "policy", chosen)
         object.__setattr__(self, "_compiled", compiled)
         # The url rules that can fire, per host kind and whether a server asked: a third of
         # them cannot for a given URL (address-literal rules on a name, server rules with no
-        # server), and skipping them is a measurable share of vetting one URL.
-        object.__setattr__(
-            self,
-            "_url_rules",
-            {
-                (kind, has_server): tuple(
-                    r for r in compiled.rules_url if r.applies_to(kind, has_server)
-                )
-                for kind in HostKind
-                for has_server in (False, True)
-            },
-        )
+        # server), and skipping them is a measurable share of vetting one URL. The per-host
+        # ones apart, when there is a cache to keep their findings in.
+        cached = host_cache_size > 0
+        rules: dict[tuple[HostKind, bool], tuple[Rule, ...]] = {}
+        host_rules: dict[tuple[HostKind, bool], tuple[Rule, ...]] = {}
+        for kind in HostKind:
+            for has_server in (False, True):
+                fit = [r for r in compiled.rules_url if r.applies_to(kind, has_server)]
+                rules[kind, has_server] = tuple(r for r in fit if not (cached and r.per_host))
+                host_rules[kind, has_server] = tuple(r for r in fit if cached and r.per_host)
+        object.__setattr__(self, "_url_rules", rules)
+        object.__setattr__(self, "_host_rules", host_rules)
+        object.__setattr__(self, "_host_cache", {})
+        object.__setattr__(self, "_host_cache_size", host_cache_size)
+        object.__setattr__(self, "_host_lock", threading.Lock())
 
     def __setattr__(self, name: str, value: Any) -> None:
-        # Shared across threads and tasks: a Vetter never changes (its DNS cache aside).
+        # Shared across threads and tasks: a Vetter never changes (its caches aside).
         raise AttributeError(f"a Vetter is immutable: build a new one instead of setting {name!r}")
 
     def __delattr__(self, name: str) -> None:
@@ -83,6 +117,15 @@ class Vetter:
 
         return Resolver(nameservers=self._compiled.nameservers, timeout=self._compiled.dns_timeout)
 
+    @cached_property
+    def prober(self) -> Prober | None:
+        """The TLS handshake prober (with its cache) when the policy asks for the probe."""
+        if not self._compiled.tls_probe:
+            return None
+        from urlvet.tls import Prober
+
+        return Prober(timeout=self._compiled.tls_timeout, ca_file=self._compiled.tls_ca_file)
+
     def vet(
         self, url: str | bytes, server: Server | str | None = None, *, message: str | None = None
     ) -> Verdict:
@@ -97,7 +140,12 @@ class Vetter:
         if resolver is not None and self._wants_dns(state):
             assert state.url is not None
             resolution = resolver.resolve(state.url.host.rstrip("."))
-        return self._finish(state, resolution)
+        self._add_dns(state, resolution)
+        probe = None
+        target = self._tls_target(state, resolution)
+        if target is not None and self.prober is not None:
+            probe = self.prober.probe(*target)
+        return self._finish(state, probe)
 
     async def avet(
         self, url: str | bytes, server: Server | str | None = None, *, message: str | None = None
@@ -109,12 +157,28 @@ class Vetter:
         if resolver is not None and self._wants_dns(state):
             assert state.url is not None
             resolution = await resolver.aresolve(state.url.host.rstrip("."))
-        return self._finish(state, resolution)
+        self._add_dns(state, resolution)
+        probe = None
+        target = self._tls_target(state, resolution)
+        if target is not None and self.prober is not None:
+            probe = await self.prober.aprobe(*target)
+        return self._finish(state, probe)
+
+    def vet_many(
+        self, urls: Iterable[str | bytes], server: Server | str | None = None
+    ) -> Iterator[Verdict]:
+        """The verdicts on ``urls``, in order, all asked for by ``server``: :meth:`vet` for
+        callers with many URLs (the server is parsed once; hosts that recur are judged once).
+
+        Raises :class:`urlvet.errors.InputError` at once for a malformed *server*.
+        """
+        asked_by = as_server(server)
+        return (self.vet(url, asked_by) for url in urls)
 
     def vet_offline(
         self, url: str | bytes, server: Server | str | None = None, *, message: str | None = None
     ) -> Verdict:
-        """Like :meth:`vet` but never resolves names, whatever the policy says."""
+        """Like :meth:`vet` but never resolves names nor probes, whatever the policy says."""
         return self._finish(self._offline(url, as_server(server), message), None)
 
     # -- internals ---------------------------------------------------------------------------
@@ -145,7 +209,11 @@ class Vetter:
             for hit in rule.check(parsed, ctx):
                 findings.append(_finding(rule, hit, severities.get(rule.code)))
         if parsed is not None:
-            for rule in self._url_rules[parsed.host_kind, server is not None]:
+            applicable = (parsed.host_kind, server is not None)
+            host_rules = self._host_rules[applicable]
+            if host_rules:
+                findings.extend(self._host_findings(parsed, server, host_rules))
+            for rule in self._url_rules[applicable]:
                 for hit in rule.check(parsed, ctx):
                     findings.append(_finding(rule, hit, severities.get(rule.code)))
         if message:
@@ -154,12 +222,38 @@ class Vetter:
                     findings.append(_finding(rule, hit, severities.get(rule.code)))
         return _Offline(raw, parsed, ctx, findings)
 
+    def _host_findings(
+        self, url: ParsedURL, server: Server | None, rules: tuple[Rule, ...]
+    ) -> tuple[Finding, ...]:
+        """The per-host rules' findings for the URL's host: computed once per (host, server)
+        on the host alone (:func:`host_view`), then reused for every URL on that host."""
+        key = (url.host, url.host_kind, server)
+        cache = self._host_cache
+        found = cache.get(key)
+        if found is None:
+            view = host_view(url)
+            ctx = CheckContext(settings=self._compiled.settings, server=server)
+            severities = self._compiled.severities
+            found = tuple(
+                _finding(rule, hit, severities.get(rule.code))
+                for rule in rules
+                for hit in rule.check(view, ctx)
+            )
+            with self._host_lock:
+                # First in, first out: the oldest host makes room (an audit's hosts come in
+                # runs; a log that cycles over more hosts than the cache holds only pays
+                # the rules again, as without a cache).
+                if len(cache) >= self._host_cache_size:
+                    del cache[next(iter(cache))]
+                cache[key] = found
+        return found
+
     def _wants_dns(self, state: _Offline) -> bool:
         url = state.url
         if (
             url is None
             or url.host_kind is not HostKind.DOMAIN
-            or url.scheme not in ("http", "https")
+            or (url.scheme not in ("http", "https") and not self._probes(url))
         ):
             return False
         if is_loopback_host(url):
@@ -171,18 +265,69 @@ class Vetter:
         block_at = self._compiled.block_at
         return not any(f.severity.rank >= block_at for f in state.findings)
 
-    def _finish(self, state: _Offline, resolution: Resolution | None) -> Verdict:
+    def _add_dns(self, state: _Offline, resolution: Resolution | None) -> None:
+        if resolution is None:
+            return
+        ctx = CheckContext(
+            settings=state.ctx.settings,
+            server=state.ctx.server,
+            raw=state.raw,
+            resolution=resolution,
+            message=state.ctx.message,
+        )
+        severities = self._compiled.severities
+        for rule in self._compiled.rules_dns:
+            for hit in rule.check(state.url, ctx):
+                state.findings.append(_finding(rule, hit, severities.get(rule.code)))
+
+    # -- the TLS stage (after DNS) -----------------------------------------------------------
+
+    def _probes(self, url: ParsedURL) -> bool:
+        return self._compiled.tls_probe and url.scheme in ("https", "wss")
+
+    def _tls_target(
+        self, state: _Offline, resolution: Resolution | None
+    ) -> tuple[str, int, str] | None:
+        """(address, port, host) to probe, or None: only an https:/wss: URL that nothing has
+        blocked, only to an address the DNS answer (or the IP literal) offers and every
+        address of the host may be probed (urlvet.tls.probe_address)."""
+        url = state.url
+        if url is None or not self._probes(url):
+            return None
+        compiled = self._compiled
+        block_at = compiled.block_at
+        if any(f.severity.rank >= block_at for f in state.findings):
+            return None  # nobody will open it: no reason to tell its operator we looked
+        if url.host_kind is HostKind.DOMAIN:
+            if resolution is None or not resolution.ok:
+                return None
+            candidates: tuple[str, ...] = resolution.addresses
+        elif url.host_kind in (HostKind.IPV4, HostKind.IPV6):
+            candidates = (url.host,)
+        else:
+            return None
+        from urlvet.tls import probe_address
+
+        address = probe_address(
+            candidates, compiled.settings.blocked_networks, compiled.tls_probe_networks
+        )
+        if address is None:
+            return None
+        return address, url.port or 443, url.host.rstrip(".")
+
+    def _finish(self, state: _Offline, probe: Probe | None = None) -> Verdict:
         findings = state.findings
-        if resolution is not None:
+        if probe is not None:
             ctx = CheckContext(
                 settings=state.ctx.settings,
                 server=state.ctx.server,
                 raw=state.raw,
-                resolution=resolution,
                 message=state.ctx.message,
+                tls=probe,
+                earlier=frozenset(f.code for f in findings),
             )
             severities = self._compiled.severities
-            for rule in self._compiled.rules_dns:
+            for rule in self._compiled.rules_tls:
                 for hit in rule.check(state.url, ctx):
                     findings.append(_finding(rule, hit, severities.get(rule.code)))
         if len(findings) > 1:
@@ -201,6 +346,7 @@ class Vetter:
                 "host_kind": url.host_kind.value if url is not None else None,
                 "registrable_domain": url.registrable_domain if url is not None else None,
                 "server": server.label() if server is not None else None,
+                "tls": _tls_facts(probe) if probe is not None else None,
             }
         )
         return verdict
@@ -225,6 +371,23 @@ def _finding(rule: Rule, hit: Hit, override: Severity | None) -> Finding:
         }
     )
     return finding
+
+
+def _tls_facts(probe: Probe) -> dict[str, Any]:
+    cert = probe.certificate
+    return {
+        "address": probe.address,
+        "port": probe.port,
+        "host": probe.host,
+        "status": probe.status,
+        "version": probe.version,
+        "issuer": cert.issuer if cert is not None else None,
+        "subject": cert.subject if cert is not None else None,
+        "names": cert.names if cert is not None else (),
+        "valid_from": cert.not_before.isoformat() if cert is not None else None,
+        "valid_to": cert.not_after.isoformat() if cert is not None else None,
+        "detail": probe.detail or None,
+    }
 
 
 def _order(f: Finding) -> tuple[int, str]:

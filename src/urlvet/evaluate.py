@@ -32,6 +32,7 @@ from urlvet.errors import InputError, PolicyError
 from urlvet.findings import Decision
 from urlvet.policy import Policy, merge
 from urlvet.server import Server, as_server
+from urlvet.text import printable
 
 __all__ = [
     "Case",
@@ -490,13 +491,7 @@ def _pct(x: float) -> str:
 
 
 def _shown(text: str | None, limit: int = 140) -> str:
-    if text is None:
-        return "-"
-    from urlvet.checks.transport import hidden_characters
-
-    marks = {i: code for i, code, _ in hidden_characters(text[:limit])}
-    out = "".join(f"<{marks[i]}>" if i in marks else ch for i, ch in enumerate(text[:limit]))
-    return out + (f"…(+{len(text) - limit:,})" if len(text) > limit else "")
+    return "-" if text is None else printable(text, limit)
 
 
 def render_text(report: Report, *, show_misses: bool = True) -> str:

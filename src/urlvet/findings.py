@@ -61,6 +61,32 @@ class Finding(BaseModel):
     cwe: int | None = Field(default=None, description="The CWE the rule maps to, where one fits.")
 
 
+class TlsFacts(BaseModel):
+    """What the TLS handshake probe found at the host: the certificate a browser would see."""
+
+    model_config = ConfigDict(frozen=True)
+
+    address: str = Field(description="The IP address the probe connected to.")
+    port: int = Field(description="The TCP port.")
+    host: str = Field(description="The host the certificate must cover (sent as SNI).")
+    status: str = Field(
+        description="ok (handshake done, chain verified), untrusted, failed or timeout."
+    )
+    version: str | None = Field(
+        default=None, description="The negotiated protocol version, such as TLSv1.3."
+    )
+    issuer: str | None = Field(
+        default=None, description="The issuer's organisation (or common name)."
+    )
+    subject: str | None = Field(default=None, description="The subject's common name.")
+    names: tuple[str, ...] = Field(
+        default=(), description="The names and addresses the certificate covers."
+    )
+    valid_from: str | None = Field(default=None, description="Valid from, ISO 8601 UTC.")
+    valid_to: str | None = Field(default=None, description="Valid to, ISO 8601 UTC.")
+    detail: str | None = Field(default=None, description="Why the probe failed, when it did.")
+
+
 class Verdict(BaseModel):
     """The decision on one URL asked for by one server, with the findings behind it."""
 
@@ -81,6 +107,10 @@ class Verdict(BaseModel):
         default=None, description="The site (eTLD+1, PSL private section included), A-label."
     )
     server: str | None = Field(default=None, description="The server that asked, as configured.")
+    tls: TlsFacts | None = Field(
+        default=None,
+        description="What the TLS handshake probe found, when one ran (off by default).",
+    )
 
     @property
     def codes(self) -> tuple[str, ...]:

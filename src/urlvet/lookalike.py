@@ -55,6 +55,8 @@ from urlvet.url import (
 )
 
 __all__ = [
+    "ACCOUNT_NAMESPACE_SUFFIXES",
+    "COMMON_WORD_BRANDS",
     "DEFAULT_KEYWORDS",
     "LookalikeIndex",
     "LookalikeMatch",
@@ -65,6 +67,7 @@ __all__ = [
     "default_protected_domains",
     "edit_distance_at_most_one",
     "fold",
+    "fold_spelling",
     "folds",
     "has_one_character_swap",
     "import_ranking_csv",
@@ -74,52 +77,55 @@ __all__ = [
     "render_policy_fragment",
 ]
 
-# Words that phishing domains put beside a brand. Kept to sign-in, account, payment and support
-# vocabulary: generic words ("shop", "news") pair with brands in legitimate names too often.
-DEFAULT_KEYWORDS: tuple[str, ...] = (
-    "account",
-    "accounts",
-    "activate",
-    "activation",
-    "admin",
-    "auth",
-    "authenticate",
-    "billing",
-    "confirm",
-    "confirmation",
-    "crypto",
-    "customer",
-    "helpdesk",
-    "invoice",
-    "login",
-    "logon",
-    "logout",
-    "mfa",
-    "online",
-    "password",
-    "payment",
-    "recover",
-    "recovery",
-    "refund",
-    "reset",
-    "secure",
-    "security",
-    "service",
-    "services",
-    "signin",
-    "signon",
-    "signout",
-    "sso",
-    "support",
-    "suspended",
-    "unlock",
-    "update",
-    "validate",
-    "verification",
-    "verify",
-    "wallet",
-    "webmail",
-)
+_DATA_PACKAGE = "urlvet.data"
+_DATA_FILE = "protected_domains.txt"
+_KEYWORD_FILE = "phishing_keywords.txt"
+_COMMON_WORD_FILE = "common_word_brands.txt"
+
+
+def _data_words(name: str) -> tuple[str, ...]:
+    """The words of a shipped data file: the first word of each line, '#' starts a comment."""
+    text = resources.files(_DATA_PACKAGE).joinpath(name).read_text(encoding="utf-8")
+    words = (line.split("#", 1)[0].strip().lower() for line in text.splitlines())
+    return tuple(dict.fromkeys(w for w in words if w))
+
+
+DEFAULT_KEYWORDS: tuple[str, ...] = _data_words(_KEYWORD_FILE)
+"""Words that phishing domains put beside a brand (``paypal-secure``, ``amazon-refunds``).
+Read from ``data/phishing_keywords.txt``, which names the published lists each word comes
+from (phishing_catcher, dnstwist's phishing dictionary, Garera et al. 2007...). Words brands
+pair with their own names in legitimate domains ("drive", "pay", "live") are left out."""
+
+COMMON_WORD_BRANDS: frozenset[str] = frozenset(_data_words(_COMMON_WORD_FILE))
+"""Protected labels that are ordinary English words (``apple``, ``chase``, ``target``): they
+are never looked for inside another word, and as a label of another site they need a second
+signal and warn instead of blocking. From ``data/common_word_brands.txt``."""
+
+SHORT_KEYWORD_LENGTH = 4
+"""Keywords this short (``tax``, ``docs``, ``id``) count only as a whole word or glued to the
+brand, never inside another word (``syntax``, ``paddock``)."""
+
+ACCOUNT_NAMESPACE_SUFFIXES = frozenset({"github.io", "gitlab.io"})
+"""Hosting suffixes whose labels are account names (``microsoft.github.io`` is the Microsoft
+organisation's site): GitHub and GitLab give a brand's name to its owner, and brands publish
+their pages there, so a protected name alone under them is not another owner's domain."""
+
+# Characters and pairs that stand for letters in lookalike spellings (dr0pbox, rnicrosoft,
+# vvellsfargo, netfl1x, 4mazon): folded before brands and keywords are looked for, as the
+# near-miss rule folds them. 1 and i both fold to l, so "1" matches a brand's l or i.
+_SPELLING_PAIRS = {"rn": "m", "vv": "w", "cl": "d"}
+_SPELLING_CHARS = {
+    "0": "o",
+    "1": "l",
+    "i": "l",
+    "3": "e",
+    "4": "a",
+    "5": "s",
+    "7": "t",
+    "@": "a",
+    "q": "g",
+}
+
 
 # Below these lengths (of the folded label) a one-letter change turns one real word into another
 # far more often than it imitates a brand.
@@ -133,6 +139,10 @@ MIN_NO_SEPARATOR_EMBEDDED_LENGTH = 5
 MIN_COMBO_BRAND_LENGTH = 5
 """A brand found anywhere inside a label; ``ebay-login`` style whole tokens need only 4."""
 MIN_COMBO_TOKEN_BRAND_LENGTH = 4
+MIN_COMBO_KEYWORD_TOKEN_LENGTH = 3
+"""A three-letter brand counts as a whole word beside a keyword when its skeleton has four
+characters (``msn``, whose m reads as rn: ``msn-support``), as Chromium measures; ``len-online``
+does not."""
 
 MAX_BRAND_AND_WORD_OTHER = 2
 """A protected brand as a whole word beside other words this short (``my-paypal``,
@@ -157,6 +167,7 @@ class MatchKind(str, Enum):
     NEAR_MISS = "near-miss"
     OTHER_SUFFIX = "other-suffix"
     EMBEDDED = "embedded"
+    BRAND_LABEL = "brand-label"
     COMBO = "combo"
 
 
@@ -175,7 +186,12 @@ class LookalikeMatch:
     that class ('different-suffix', 'trailing-digits', 'first-character', 'inserted-hyphen',
     'end-embedding')."""
     detail: Mapping[str, str] = field(default_factory=dict)
-    """Extra facts: the embedded text, the keyword, the folded forms compared."""
+    """Extra facts: the embedded text, the keyword, the folded forms compared, the brand as
+    spelt (``spelt``) when lookalike characters stand for its letters."""
+    stronger: bool = False
+    """Set when a second signal makes the match more certain than its technique alone (a
+    brand spelt with lookalike characters, a keyword under a hosting platform's suffix, a
+    brand that is not an ordinary word): the rule reports it at a higher severity."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +254,37 @@ def fold(skeleton: str, heavy: bool = True) -> str:
 def folds(skeleton: str) -> frozenset[str]:
     """The light and the heavy fold of a skeleton (often the same string)."""
     return frozenset((fold(skeleton, heavy=False), fold(skeleton, heavy=True)))
+
+
+def fold_spelling(text: str) -> tuple[str, tuple[int, ...]]:
+    """``text`` (lower case) with lookalike spellings folded, and where each folded character
+    starts in ``text``.
+
+    Digits and signs that stand for letters become those letters (0->o, 1->l, 3->e, 4->a,
+    5->s, 7->t, @->a), pairs that pass for one letter become it (rn->m, vv->w, cl->d), and
+    letters squatters swap merge (i->l, q->g). ``starts[k]`` is the index in ``text`` of the
+    character(s) that folded character ``k`` came from, so a match in the folded text can be
+    shown as it is written (``dr0pbox``). Hyphens and dots are kept.
+    """
+    out: list[str] = []
+    starts: list[int] = []
+    i, n = 0, len(text)
+    while i < n:
+        pair = _SPELLING_PAIRS.get(text[i : i + 2])
+        if pair is not None:
+            out.append(pair)
+            starts.append(i)
+            i += 2
+            continue
+        ch = text[i]
+        out.append(_SPELLING_CHARS.get(ch, ch))
+        starts.append(i)
+        i += 1
+    return "".join(out), tuple(starts)
+
+
+def _folded(text: str) -> str:
+    return fold_spelling(text)[0]
 
 
 def _deletions(text: str) -> set[str]:
@@ -437,10 +484,10 @@ class _Tables:
     Each bucket holds its targets in domain order, without duplicates.
     """
 
-    keywords: tuple[str, ...]
-    """Skeletons of the combo-squatting keywords."""
-    keyword_words: dict[str, str]
-    """Skeleton of a keyword -> the keyword as written, for messages."""
+    keywords: dict[str, str]
+    """Combo-squatting keywords with lookalike spellings folded -> the keyword as written."""
+    keyword_pattern: re.Pattern[str]
+    """Finds every folded keyword in a folded label, overlapping ones too, in one pass."""
     by_skeleton: _Buckets
     """Whole-domain skeleton -> targets (homoglyphs)."""
     by_label: _Buckets
@@ -451,14 +498,32 @@ class _Tables:
     """Skeleton of the first spelt-out token -> targets (dotted embeddings)."""
     by_nosep: _Buckets
     """Skeleton of the domain without separators -> targets (glued embeddings)."""
-    brands_substring: _Buckets
-    """Label skeleton (long brands) -> targets (combos found anywhere in a label)."""
-    brands_token: _Buckets
-    """Label skeleton -> targets (combos found as a hyphen-separated word)."""
-    brand_lengths: tuple[int, ...]
+    brand_folds: _Buckets
+    """Protected label with lookalike spellings folded (:func:`fold_spelling`) -> targets:
+    brands looked for in the labels of a host (combos, brand labels)."""
+    brand_fold_lengths: tuple[int, ...]
+    """Lengths of the brands that are looked for anywhere inside a label (five letters or
+    more, not an ordinary word): the rest must stand as words of their own."""
     max_skeleton_labels: int
     max_fold_length: int = 0
     """The longest key of by_fold_deletion: a longer query, or one of its deletions, finds none."""
+
+
+_QUICK_CHARS = str.maketrans(_SPELLING_CHARS)
+
+
+def _quick_fold(text: str) -> str:
+    """:func:`fold_spelling`'s folded string, without the positions (the same string, faster:
+    the pairs share no letter, so replacing them one after another scans as it does)."""
+    for pair, single in _SPELLING_PAIRS.items():
+        if pair in text:
+            text = text.replace(pair, single)
+    return text.translate(_QUICK_CHARS)
+
+
+def _brand_fold(t: _Target) -> str:
+    """The protected label as :func:`fold_spelling` folds it."""
+    return _quick_fold(t.label if t.label.isascii() else min(t.label_skeletons))
 
 
 def _compile_tables(sites: Mapping[str, str], keywords: Iterable[str]) -> _Tables:
@@ -468,8 +533,8 @@ def _compile_tables(sites: Mapping[str, str], keywords: Iterable[str]) -> _Table
     by_fold_deletion: _Buckets = {}
     by_label_skeleton: _Buckets = {}
     by_nosep: _Buckets = {}
-    brands_substring: _Buckets = {}
-    brands_token: _Buckets = {}
+    brand_folds: _Buckets = {}
+    substring_lengths: set[int] = set()
     # Targets are visited in domain order and each goes into a bucket at most once, so every
     # bucket is in domain order and free of duplicates.
     add_deletion = by_fold_deletion.setdefault
@@ -502,25 +567,29 @@ def _compile_tables(sites: Mapping[str, str], keywords: Iterable[str]) -> _Table
                     by_fold_deletion[key] = (*bucket, t)
         if len(t.label) >= MIN_EMBEDDED_LENGTH:
             _add(by_label_skeleton, t.spelt_skeletons[0], t)
-        for sk in t.label_skeletons:
-            if len(sk) >= MIN_COMBO_BRAND_LENGTH:
-                _add(brands_substring, sk, t)
-            if len(sk) >= MIN_COMBO_TOKEN_BRAND_LENGTH:
-                _add(brands_token, sk, t)
+        brand = _brand_fold(t)
+        if len(brand) >= MIN_COMBO_KEYWORD_TOKEN_LENGTH:
+            _add(brand_folds, brand, t)
+            if len(brand) >= MIN_COMBO_BRAND_LENGTH and t.label not in COMMON_WORD_BRANDS:
+                substring_lengths.add(len(brand))
         if len(t.label) >= MIN_NO_SEPARATOR_EMBEDDED_LENGTH:
             for sk in t.nosep_skeletons:
                 _add(by_nosep, sk, t)
+    folded_keywords = {_folded(k): k for k in reversed(tuple(keywords))}
     return _Tables(
-        keywords=tuple(dict.fromkeys(confusables.skeleton(k) for k in keywords)),
-        keyword_words={confusables.skeleton(k): k for k in reversed(tuple(keywords))},
+        keywords=folded_keywords,
+        keyword_pattern=re.compile(
+            "(?=("
+            + "|".join(re.escape(k) for k in sorted(folded_keywords, key=lambda k: (-len(k), k)))
+            + "))"
+        ),
         by_skeleton=by_skeleton,
         by_label=by_label,
         by_fold_deletion=by_fold_deletion,
         by_label_skeleton=by_label_skeleton,
         by_nosep=by_nosep,
-        brands_substring=brands_substring,
-        brands_token=brands_token,
-        brand_lengths=tuple(sorted({len(k) for k in brands_substring})),
+        brand_folds=brand_folds,
+        brand_fold_lengths=tuple(sorted(substring_lengths)),
         max_skeleton_labels=max_labels,
         max_fold_length=max_fold,
     )
@@ -690,6 +759,7 @@ class LookalikeIndex:
             url.host_unicode.rstrip(".").lower(),
             url.registrable_domain,
             url.public_suffix,
+            url.suffix_is_private,
             self._extra_domain(extra),
         )
 
@@ -707,6 +777,7 @@ class LookalikeIndex:
             to_unicode(ascii_host).lower(),
             registrable,
             suffix,
+            site_of(ascii_host)[2],
             self._extra_domain(extra),
         )
 
@@ -741,6 +812,7 @@ class LookalikeIndex:
         host_unicode: str,
         registrable: str | None,
         suffix: str | None,
+        private: bool,
         extra_domain: str | None,
     ) -> LookalikeReport:
         protected = self.protected_parent(host, extra_domain)
@@ -775,8 +847,9 @@ class LookalikeIndex:
             matches.extend(_www_glued(tables, label_skeletons, extra, brands))
             matches.extend(_split_by_dots(tables, host_unicode.lower(), suffix, extra, brands))
         matches.extend(_embedded(tables, host_unicode, label, suffix, extra, brands))
-        if label is not None and suffix is not None:
-            matches.extend(_combo(tables, label, label_skeletons, suffix, extra, brands))
+        if label is not None and registrable is not None and suffix is not None:
+            matches.extend(_brand_labels(tables, host_unicode, registrable, suffix, extra, brands))
+            matches.extend(_combo(tables, label, suffix, private, extra, brands))
 
         matches.sort(key=lambda m: (_KIND_ORDER[m.kind], m.target))
         return LookalikeReport(host=host, protected=None, matches=tuple(matches))
@@ -791,6 +864,8 @@ def _other_suffix(
     tables: _Tables, label: str, suffix: str, extra: _Target | None, brands: set[str]
 ) -> list[LookalikeMatch]:
     if label in brands or len(label) < MIN_OTHER_SUFFIX_LENGTH:
+        return []
+    if suffix in ACCOUNT_NAMESPACE_SUFFIXES:
         return []
     same_name = [t for t in _each(tables.by_label.get(label)) if t.suffix != suffix]
     if extra is not None and extra.label == label and extra.suffix != suffix:
@@ -1046,126 +1121,313 @@ def _embedded(
     return out
 
 
+class _Spelling:
+    """A host label (lower case) with lookalike spellings folded, for brand and keyword search.
+
+    Where each folded character came from is worked out only when a match is shown.
+    """
+
+    __slots__ = ("_source", "_starts", "folded", "written")
+
+    def __init__(self, written: str, source: str | None) -> None:
+        self.written = written
+        # What was folded: the label itself, or (another script) its skeleton, which is only
+        # comparable letter for letter when it has the label's length.
+        self._source = source
+        self.folded = _quick_fold(source if source is not None else written)
+        self._starts: tuple[int, ...] | None = None
+
+    @property
+    def aligned(self) -> bool:
+        """Whether folded positions can be traced back to the written label."""
+        return self._source is None or len(self._source) == len(self.written)
+
+    def original(self, start: int, end: int) -> str:
+        """The written text that the folded span ``[start, end)`` came from (the whole label
+        when the two cannot be aligned)."""
+        if not self.aligned:
+            return self.written
+        if self._starts is None:
+            self._starts = fold_spelling(self._source or self.written)[1]
+        starts = self._starts
+        a = starts[start]
+        b = starts[end] if end < len(starts) else len(self.written)
+        return self.written[a:b]
+
+    def tokens(self) -> list[tuple[int, int]]:
+        """Spans of the folded hyphen-separated words."""
+        return [m.span() for m in _WORD.finditer(self.folded)]
+
+
+_WORD = re.compile(r"[^-]+")
+
+
+def _spelling(label: str) -> _Spelling:
+    if label.isascii():
+        return _Spelling(label, None)
+    # Another script: through its skeleton, so that Cyrillic а is a.
+    return _Spelling(label, min(confusables.skeletons(label)).lower())
+
+
+def _keywords_in(tables: _Tables, text: str) -> list[str]:
+    """The (folded) keywords written in ``text``, overlapping ones too, longest first at each
+    place; short ones are checked for word boundaries where they are used."""
+    return list(dict.fromkeys(m.group(1) for m in tables.keyword_pattern.finditer(text)))
+
+
+def _is_spelt_differently(spelt: str, target: _Target) -> bool:
+    return spelt != target.label and spelt != target.label_ascii
+
+
+def _brand_targets(
+    tables: _Tables, key: str, extra: _Target | None, *, inside_word: bool
+) -> tuple[_Target, ...]:
+    """The protected targets whose folded label is ``key``; inside a longer word only brands
+    that are not ordinary words."""
+    found = _each(tables.brand_folds.get(key))
+    if extra is not None and key == _brand_fold(extra):
+        found = (*found, extra)
+    if inside_word:
+        found = tuple(t for t in found if t.label not in COMMON_WORD_BRANDS)
+    return found
+
+
 def _combo(
     tables: _Tables,
     label: str,
-    label_skeletons: frozenset[str],
     suffix: str,
+    private: bool,
     extra: _Target | None,
     brands: set[str],
 ) -> list[LookalikeMatch]:
-    out: list[LookalikeMatch] = []
-    keywords = tables.keywords
-    for sk in sorted(label_skeletons):
-        present = [k for k in keywords if k in sk]
-        if not present:
-            out.extend(_brand_and_word(tables, label, sk, suffix, extra, brands))
-            continue
-        hits: list[tuple[int, str, tuple[_Target, ...]]] = []
-        for length in tables.brand_lengths:
-            if length >= len(sk):
-                break
-            for i in range(len(sk) - length + 1):
-                hit = tables.brands_substring.get(sk[i : i + length])
-                if hit is not None:
-                    hits.append((i, sk[i : i + length], _each(hit)))
-        pos = 0
-        for token in sk.split("-"):
-            hit = tables.brands_token.get(token)
-            if hit is not None and token != sk:
-                hits.append((pos, token, _each(hit)))
-            pos += len(token) + 1
-        if extra is not None:
-            for bsk in extra.label_skeletons:
-                i = sk.find(bsk)
-                if i >= 0 and bsk != sk and len(bsk) >= MIN_COMBO_TOKEN_BRAND_LENGTH:
-                    hits.append((i, bsk, (extra,)))
-        taken: list[tuple[int, int]] = []
-        # Longest brand first: "microsoftonline-login" is one combo with microsoftonline, not a
-        # second one with the microsoft inside it.
-        for start, brand, targets in sorted(hits, key=lambda h: (-len(h[1]), h[0])):
-            if brand in keywords:
-                continue  # login.gov is a brand, but "login" is what every combo contains
-            end = start + len(brand)
-            if any(a <= start and end <= b for a, b in taken):
-                continue
-            target = _prefer_suffix(targets, suffix)
-            if target.label in brands:
-                continue
-            keyword = _keyword_beside(sk, start, brand, present)
-            if keyword is None:
-                continue
-            brands.add(target.label)
-            taken.append((start, end))
-            out.append(
-                LookalikeMatch(
-                    MatchKind.COMBO,
-                    target.domain,
-                    "brand-and-keyword",
-                    None,
-                    {"brand": target.label, "keyword": tables.keyword_words.get(keyword, keyword)},
-                )
-            )
-    return out
+    """A protected brand in the registrable label with a keyword, or beside another word.
 
-
-def _brand_and_word(
-    tables: _Tables, label: str, sk: str, suffix: str, extra: _Target | None, brands: set[str]
-) -> list[LookalikeMatch]:
-    """A whole hyphen-separated word that is a protected brand, beside any other word.
-
-    ``my-paypal``, ``paypal-eu``, ``apple-id``: no sign-in keyword, but the brand stands as a
-    word of its own beside a very short one. For the server's own brand any other word will
-    do (``acmecorp-files``): a server's users are the ones a lookalike of it targets. Brands of
-    five letters or more.
+    The label is searched with lookalike spellings folded (``amaz0n-refunds``): a brand found
+    only through folding is spelt to deceive, which is the second signal a word beside it
+    needs. Under a hosting platform's suffix (``paypal-resolution.netlify.app``) anyone may
+    take the name, so a keyword there blocks and any other word warns.
     """
-    tokens = [t for t in sk.split("-") if t]
-    if len(tokens) < 2:
-        return []
-    written = [t for t in label.split("-") if t]
-    words = written if len(written) == len(tokens) else tokens
-    for i, token in enumerate(tokens):
-        if len(token) < MIN_COMBO_BRAND_LENGTH or token in tables.keywords:
-            continue
-        other = "-".join(words[:i] + words[i + 1 :])
-        targets: tuple[_Target, ...] | None = None
-        if extra is not None and token in extra.label_skeletons:
-            targets = (extra,)
-        elif len(other) <= MAX_BRAND_AND_WORD_OTHER:
-            hit = tables.brands_token.get(token)
-            if hit is not None:
-                targets = _each(hit)
-        if targets is None:
+    sp = _spelling(label)
+    text = sp.folded
+    if any(t.label in brands for t in _brand_targets(tables, text, extra, inside_word=False)):
+        return []  # the label is a protected name already reported (okta-emеа: a homoglyph)
+    hosting = private and suffix not in ACCOUNT_NAMESPACE_SUFFIXES
+    present = _keywords_in(tables, text)
+    # (start, end, targets, glued keyword or None)
+    hits: list[tuple[int, int, tuple[_Target, ...]]] = []
+    if present:
+        for length in tables.brand_fold_lengths:
+            if length >= len(text):
+                break
+            for i in range(len(text) - length + 1):
+                key = text[i : i + length]
+                if key in tables.brand_folds:
+                    targets = _brand_targets(tables, key, None, inside_word=True)
+                    if targets:
+                        hits.append((i, i + length, targets))
+    spans = sp.tokens()
+    for a, b in spans:
+        token = text[a:b]
+        if token == text:
+            # The whole label: a brand alone is the near-miss or other-suffix rules' case,
+            # unless a keyword is glued to it ("appleid", "securechase").
+            pass
+        elif len(token) >= MIN_COMBO_KEYWORD_TOKEN_LENGTH:
+            targets = tuple(
+                t
+                for t in _brand_targets(tables, token, extra, inside_word=False)
+                if len(min(t.label_skeletons)) >= MIN_COMBO_TOKEN_BRAND_LENGTH
+            )
+            if targets:
+                hits.append((a, b, targets))
+        for kw in present:
+            if len(token) > len(kw) and (token.startswith(kw) or token.endswith(kw)):
+                rest = (a + len(kw), b) if token.startswith(kw) else (a, b - len(kw))
+                key = text[rest[0] : rest[1]]
+                if len(key) >= MIN_COMBO_TOKEN_BRAND_LENGTH:
+                    targets = _brand_targets(tables, key, extra, inside_word=False)
+                    if targets:
+                        hits.append((rest[0], rest[1], targets))
+    if extra is not None and not any(extra in h[2] for h in hits):
+        own = _brand_fold(extra)
+        i = text.find(own)
+        if i >= 0 and own != text and len(own) >= MIN_COMBO_TOKEN_BRAND_LENGTH:
+            hits.append((i, i + len(own), (extra,)))
+
+    out: list[LookalikeMatch] = []
+    taken: list[tuple[int, int]] = []
+    # Longest brand first: "microsoftonline-login" is one combo with microsoftonline, not a
+    # second one with the microsoft inside it.
+    for start, end, targets in sorted(hits, key=lambda h: (-(h[1] - h[0]), h[0])):
+        brand = text[start:end]
+        if brand in tables.keywords:
+            continue  # login.gov is a brand, but "login" is what every combo contains
+        if any(a <= start and end <= b for a, b in taken):
             continue
         target = _prefer_suffix(targets, suffix)
         if target.label in brands:
             continue
-        brands.add(target.label)
-        return [
-            LookalikeMatch(
-                MatchKind.COMBO,
-                target.domain,
-                "brand-and-word",
-                None,
-                {"brand": target.label, "keyword": other},
+        spelt = sp.original(start, end)
+        lookalike = _is_spelt_differently(spelt, target)
+        keyword = _keyword_beside(text, start, end, present)
+        word = None if keyword is not None else _word_beside(sp, start, end)
+        if keyword is not None:
+            # Under a hosting suffix the keyword blocks, unless the brand is an ordinary word.
+            strong = hosting and target.label not in COMMON_WORD_BRANDS
+            how, other, stronger = (
+                "brand-and-keyword",
+                tables.keywords[keyword],
+                lookalike or strong,
             )
-        ]
-    return []
+        elif word is None or end - start < MIN_COMBO_TOKEN_BRAND_LENGTH:
+            continue
+        elif (
+            lookalike
+            or target is extra
+            or len(word) <= MAX_BRAND_AND_WORD_OTHER
+            or (hosting and target.label not in COMMON_WORD_BRANDS)
+        ):
+            how, other, stronger = "brand-and-word", word, lookalike
+        else:
+            continue
+        brands.add(target.label)
+        taken.append((start, end))
+        detail = {"brand": target.label, "keyword": other}
+        if lookalike:
+            detail["spelt"] = spelt
+        if hosting:
+            detail["hosting_suffix"] = suffix
+        out.append(LookalikeMatch(MatchKind.COMBO, target.domain, how, None, detail, stronger))
+    return out
 
 
-def _keyword_beside(text: str, start: int, brand: str, keywords: list[str]) -> str | None:
-    """A keyword occurring in ``text`` apart from the brand at ``start`` (no overlap, neither
-    contains the other), or None."""
-    end = start + len(brand)
+def _word_beside(sp: _Spelling, start: int, end: int) -> str | None:
+    """The other words of the label when the brand at ``[start, end)`` stands as a whole word
+    (``my-paypal``, ``dr0pbox-transfer``), as written; None when it does not."""
+    text = sp.folded
+    if (start > 0 and text[start - 1] != "-") or (end < len(text) and text[end] != "-"):
+        return None
+    if not sp.aligned:
+        before, after = text[:start], text[end:]
+    else:
+        before = sp.original(0, start) if start > 0 else ""
+        after = sp.original(end, len(text)) if end < len(text) else ""
+    other = "-".join(w for w in (before.strip("-"), after.strip("-")) if w)
+    return other or None
+
+
+def _keyword_beside(text: str, start: int, end: int, keywords: list[str]) -> str | None:
+    """A keyword written in ``text`` apart from the brand at ``[start, end)`` (no overlap,
+    neither contains the other), or None. A short keyword must stand as a word, or touch the
+    brand (``appleid``): inside another word it is chance (``syntax``)."""
+    brand = text[start:end]
     for kw in keywords:
         if kw in brand or brand in kw:
             continue
         pos = text.find(kw)
         while pos >= 0:
-            if pos + len(kw) <= start or pos >= end:
+            after = pos + len(kw)
+            apart = after <= start or pos >= end
+            # A short keyword must start and end where a word does (or touch the brand).
+            whole = len(kw) > SHORT_KEYWORD_LENGTH or (
+                (pos == 0 or text[pos - 1] in "-." or pos == end)
+                and (after == len(text) or text[after] in "-." or after == start)
+            )
+            if apart and whole:
                 return kw
             pos = text.find(kw, pos + 1)
     return None
+
+
+MAX_BRAND_LABELS = 12
+"""Labels read from the left of a host for a brand (a screen shows no more; a host of
+thousands of labels costs no more than one of twelve)."""
+
+
+def _brand_labels(
+    tables: _Tables,
+    host_unicode: str,
+    registrable: str,
+    suffix: str,
+    extra: _Target | None,
+    brands: set[str],
+) -> list[LookalikeMatch]:
+    """A protected brand standing as a label left of another site (``login.amazon.order-
+    status-check.net``, ``secure-chase.account-alerts.info``), with a second signal: a keyword
+    anywhere in the host's name, or the brand spelt with lookalike characters.
+
+    The brand must be the whole label, a whole hyphen-separated word of it, or glued to a
+    keyword (``appleid``). Without a second signal a brand label is ordinary: a company's own
+    GitHub Enterprise or Grafana (``github.acme.com``) is named after the product it runs.
+    """
+    labels = host_unicode.split(".")
+    in_site = registrable.count(".") + 1
+    in_suffix = suffix.count(".") + 1
+    # The leftmost labels, which a person reads first, and the site's own name.
+    subdomains = labels[: len(labels) - in_site][:MAX_BRAND_LABELS]
+    if not subdomains:
+        return []
+    site_named = labels[len(labels) - in_site : len(labels) - in_suffix]
+    read = [_spelling(label) for label in subdomains if label]
+    named = [*read, *(_spelling(label) for label in site_named if label)]
+    keyword_words = {
+        sp.folded[a:b]: sp
+        for sp in named
+        for a, b in sp.tokens()
+        if sp.folded[a:b] in tables.keywords
+    }
+    out: list[LookalikeMatch] = []
+    for sp in read:
+        text = sp.folded
+        candidates: list[tuple[int, int, str | None]] = [(0, len(text), None)]
+        whole = _brand_targets(tables, text, extra, inside_word=False)
+        if any(t.label in brands for t in whole):
+            continue  # a protected name already reported (an embedded okta-emea.com)
+        present = _keywords_in(tables, text) if not whole else []
+        for a, b in [] if whole else sp.tokens():
+            if (a, b) != (0, len(text)):
+                candidates.append((a, b, None))
+            token = text[a:b]
+            for kw in present:
+                if len(token) > len(kw) and token.startswith(kw):
+                    candidates.append((a + len(kw), b, kw))
+                elif len(token) > len(kw) and token.endswith(kw):
+                    candidates.append((a, b - len(kw), kw))
+        for start, end, glued in candidates:
+            key = text[start:end]
+            if len(key) < MIN_COMBO_TOKEN_BRAND_LENGTH or key in tables.keywords:
+                continue
+            targets = _brand_targets(tables, key, extra, inside_word=False)
+            if not targets:
+                continue
+            target = _prefer_suffix(targets, suffix)
+            if target.label in brands:
+                continue
+            spelt = sp.original(start, end)
+            lookalike = _is_spelt_differently(spelt, target)
+            keyword = glued or next((k for k in keyword_words if k != key), None)
+            if keyword is None and not lookalike:
+                continue
+            common = target.label in COMMON_WORD_BRANDS
+            brands.add(target.label)
+            detail = {"brand": target.label, "label": sp.written}
+            if keyword is not None:
+                detail["keyword"] = tables.keywords[keyword]
+            if lookalike:
+                detail["spelt"] = spelt
+            if common:
+                detail["common_word"] = "yes"
+            out.append(
+                LookalikeMatch(
+                    MatchKind.BRAND_LABEL,
+                    target.domain,
+                    "brand-label",
+                    None,
+                    detail,
+                    lookalike or not common,
+                )
+            )
+    return out
 
 
 def _prefer_suffix(targets: tuple[_Target, ...], suffix: str) -> _Target:
@@ -1201,10 +1463,6 @@ def build_index(
     than now (see :class:`LookalikeIndex`); the answers are the same.
     """
     return LookalikeIndex(domains, keywords, lazy=lazy)
-
-
-_DATA_PACKAGE = "urlvet.data"
-_DATA_FILE = "protected_domains.txt"
 
 
 def _parse_text_list(text: str, source: str) -> list[str]:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -31,10 +31,11 @@ from pydantic import (
 
 from urlvet.addresses import parse_networks
 from urlvet.checks import registry
-from urlvet.checks.base import CheckSettings, Rule
+from urlvet.checks.base import CheckSettings, IPNetwork, Rule
 from urlvet.errors import PolicyError
+from urlvet.feeds import FeedKind, FeedSet, FeedSpec, load_feeds, url_key
 from urlvet.findings import Decision, Severity
-from urlvet.url import normalize_domain
+from urlvet.url import InvalidURL, normalize_domain, parse
 
 MAX_POLICY_BYTES = 1_000_000
 MAX_EXTENDS_DEPTH = 8
@@ -182,11 +183,45 @@ def _rule_key(value: str) -> str:
     return value
 
 
+def _url_entry(value: str) -> str:
+    try:
+        url = parse(value.strip())
+    except InvalidURL as exc:
+        raise ValueError(f"{value!r} is not a URL a browser opens: {exc}") from None
+    return url_key(url.href)
+
+
 Cidr = Annotated[str, AfterValidator(_cidr)]
+BlockedUrl = Annotated[str, AfterValidator(_url_entry)]
 DomainName = Annotated[str, AfterValidator(_norm_domain)]
 TrustedEntry = Annotated[str, AfterValidator(_trusted_entry)]
 Selector = Annotated[str, AfterValidator(_selector)]
 RuleKey = Annotated[str, AfterValidator(_rule_key)]
+
+
+class FeedFile(_Strict):
+    """A feed file with options; a plain string is a path with the defaults."""
+
+    path: str = Field(description="The file, relative to the policy file that names it.")
+    name: str | None = Field(
+        None, description="How findings name the list (default: the path as written)."
+    )
+    format: Literal["auto", "domains", "hosts", "adblock", "urls", "cidr", "csv"] = Field(
+        "auto",
+        description="auto detects each line's format (and reads *.csv as CSV); csv needs `column`.",
+    )
+    column: str | None = Field(None, description="For CSV: the header of the column to read.")
+    on_error: Literal["error", "skip"] = Field(
+        "error",
+        description="error: a bad line is an error naming the file and line; skip: bad lines "
+        "are counted, reported and skipped.",
+    )
+
+
+FeedFiles = list[str | FeedFile]
+_FEED_FILES_DOC = (
+    " Paths of feed files, relative to the policy file; gzip is read as such; `#` starts a comment."
+)
 
 
 class Networks(_Strict):
@@ -201,6 +236,11 @@ class Networks(_Strict):
     blocked: list[Cidr] = Field(
         default_factory=list, description="Extra CIDRs to block although they are public."
     )
+    blocked_files: FeedFiles = Field(
+        default_factory=list,
+        description="Feeds of networks to block (UV207, UV220): one CIDR or address a line, "
+        "or CSV." + _FEED_FILES_DOC,
+    )
 
 
 class Domains(_Strict):
@@ -214,6 +254,16 @@ class Domains(_Strict):
     blocked: list[DomainName] = Field(
         default_factory=list, description="Domains never to open (UV208)."
     )
+    blocked_files: FeedFiles = Field(
+        default_factory=list,
+        description="Feeds of domains never to open (UV208): one domain a line, hosts files, "
+        "Adblock-style ||domain^, or CSV." + _FEED_FILES_DOC,
+    )
+    allowed_files: FeedFiles = Field(
+        default_factory=list,
+        description="Feeds of domains to vouch for, as `allowed`; an allowed domain as specific "
+        "as a blocklisted one lifts a feed's block." + _FEED_FILES_DOC,
+    )
     internal_suffixes: list[DomainName] = Field(
         default_factory=lambda: list(DEFAULT_INTERNAL_SUFFIXES),
         description="Suffixes of names that only resolve inside a network (UV203).",
@@ -221,6 +271,20 @@ class Domains(_Strict):
     wildcard_dns: list[DomainName] = Field(
         default_factory=lambda: list(DEFAULT_WILDCARD_DNS),
         description="Services that resolve names with an address in them (UV204).",
+    )
+
+
+class Urls(_Strict):
+    """URLs the organisation blocks. An entry matches the URL a browser opens (WHATWG href)
+    exactly, whatever its fragment."""
+
+    blocked: list[BlockedUrl] = Field(
+        default_factory=list, description="URLs never to open (UV211)."
+    )
+    blocked_files: FeedFiles = Field(
+        default_factory=list,
+        description="Feeds of URLs never to open (UV211): one URL a line (URLhaus, OpenPhish), "
+        "or CSV." + _FEED_FILES_DOC,
     )
 
 
@@ -253,6 +317,62 @@ class DnsPolicy(_Strict):
         for v in values:
             parse_nameserver(v)
         return values
+
+
+def _probe_network(value: str) -> str:
+    from urlvet.addresses import classify
+
+    net = ipaddress.ip_network(_cidr(value), strict=False)
+    # Inside one non-public block of the special-purpose table, or refused: 0.0.0.0/0 and
+    # 10.0.0.0/7 begin and end on non-public addresses, and hold the whole internet.
+    cls = classify(str(net.network_address))
+    block = ipaddress.ip_network(cls.network) if cls.network else None
+    if cls.globally_reachable or block is None or not net.subnet_of(block):  # type: ignore[arg-type]
+        raise ValueError(
+            f"{value!r} holds public addresses: list only the non-public networks the probe "
+            "may reach (public addresses are probed anyway)"
+        )
+    return str(net)
+
+
+ProbeNetwork = Annotated[str, AfterValidator(_probe_network)]
+
+
+class TlsPolicy(_Strict):
+    """The TLS handshake probe (off by default) and the offline HSTS preload knowledge."""
+
+    probe: bool = Field(
+        False,
+        description="Probe https: and wss: hosts with a TLS handshake (UV601-UV607). Off by "
+        "default: a handshake tells the host's operator that someone looked.",
+    )
+    timeout: float = Field(
+        3.0, gt=0, le=30, description="Deadline in seconds for one probe (connect and handshake)."
+    )
+    ca_file: str | None = Field(
+        None,
+        description="A PEM file of CA certificates that replaces the system's trust store "
+        "(relative to the policy file).",
+    )
+    new_certificate_days: int = Field(
+        7, ge=0, le=366, description="A certificate issued fewer days ago is new (UV606)."
+    )
+    failure_severity: Severity | None = Field(
+        None,
+        description="Severity of a failed or timed-out handshake (UV601, UV607); none keeps "
+        "the rules' default (medium, which warns).",
+    )
+    hsts_preloaded_severity: Severity | None = Field(
+        None,
+        description="Severity of UV101 (plaintext-http) for a host on the HSTS preload list; "
+        "none keeps the rule's default.",
+    )
+    probe_networks: list[ProbeNetwork] = Field(
+        default_factory=list,
+        description="Non-public networks the probe may connect to (a test bed, a private PKI). "
+        "Every other private, loopback or special-purpose address is never probed, whatever "
+        "networks.allowed says.",
+    )
 
 
 def parse_nameserver(text: str) -> tuple[str, int]:
@@ -300,6 +420,7 @@ class Policy(_Strict):
     )
     networks: Networks = Field(default_factory=Networks)
     domains: Domains = Field(default_factory=Domains)
+    urls: Urls = Field(default_factory=Urls)
     servers: dict[str, ServerExpectation] = Field(
         default_factory=dict, description="Per configured server name: what it may open."
     )
@@ -312,6 +433,7 @@ class Policy(_Strict):
     )
     limits: Limits = Field(default_factory=Limits)
     dns: DnsPolicy = Field(default_factory=DnsPolicy)
+    tls: TlsPolicy = Field(default_factory=TlsPolicy)
 
     def with_changes(self, **changes: Any) -> Policy:
         """A new, validated policy with some top-level fields replaced."""
@@ -338,6 +460,12 @@ class CompiledPolicy:
     dns_enabled: bool
     nameservers: tuple[tuple[str, int], ...] | None
     dns_timeout: float
+    tls_probe: bool = False
+    """Run the TLS handshake probe."""
+    tls_timeout: float = 3.0
+    tls_ca_file: str | None = None
+    tls_probe_networks: tuple[IPNetwork, ...] = ()
+    """Non-public networks the probe may reach (tls.probe_networks)."""
 
     @cached_property
     def rules_raw(self) -> tuple[Rule, ...]:
@@ -353,6 +481,11 @@ class CompiledPolicy:
     def rules_dns(self) -> tuple[Rule, ...]:
         """Selected rules on DNS answers."""
         return tuple(r for r in self.rules if r.kind == "dns")
+
+    @cached_property
+    def rules_tls(self) -> tuple[Rule, ...]:
+        """Selected rules on the TLS probe's result."""
+        return tuple(r for r in self.rules if r.kind == "tls")
 
     @cached_property
     def rules_message(self) -> tuple[Rule, ...]:
@@ -386,6 +519,9 @@ def _compile(policy: Policy) -> CompiledPolicy:
     if policy.dns.failure_severity is not None:
         for code in ("UV222", "UV223", "UV224", "UV225"):
             severities[code] = policy.dns.failure_severity
+    if policy.tls.failure_severity is not None:
+        for code in ("UV601", "UV607"):
+            severities[code] = policy.tls.failure_severity
     for key, sev in policy.severity.items():
         for code in registry.expand(key):
             severities[code] = sev
@@ -405,6 +541,13 @@ def _compile(policy: Policy) -> CompiledPolicy:
         wildcard_dns_suffixes=frozenset(policy.domains.wildcard_dns),
         server_domains={k: frozenset(v.domains) for k, v in policy.servers.items()},
         lookalike=_lookalike_index(policy),
+        blocked_domain_feeds=_feeds(policy.domains.blocked_files, "domains"),
+        allowed_domain_feeds=_feeds(policy.domains.allowed_files, "domains"),
+        blocked_network_feeds=_feeds(policy.networks.blocked_files, "networks"),
+        blocked_urls=frozenset(policy.urls.blocked),
+        blocked_url_feeds=_feeds(policy.urls.blocked_files, "urls"),
+        hsts_preloaded_severity=policy.tls.hsts_preloaded_severity,
+        new_certificate_days=policy.tls.new_certificate_days,
     )
     nameservers = (
         tuple(parse_nameserver(n) for n in policy.dns.nameservers)
@@ -420,7 +563,33 @@ def _compile(policy: Policy) -> CompiledPolicy:
         dns_enabled=policy.dns.enabled,
         nameservers=nameservers,
         dns_timeout=policy.dns.timeout,
+        tls_probe=policy.tls.probe,
+        tls_timeout=policy.tls.timeout,
+        tls_ca_file=policy.tls.ca_file,
+        tls_probe_networks=parse_networks(policy.tls.probe_networks),
     )
+
+
+def feed_specs(files: FeedFiles, kind: FeedKind) -> list[FeedSpec]:
+    """The feed files of one policy key as specs to load (paths as the policy holds them)."""
+    specs = []
+    for item in files:
+        entry = FeedFile(path=item) if isinstance(item, str) else item
+        specs.append(
+            FeedSpec(
+                path=entry.path,
+                list_name=entry.name or entry.path,
+                kind=kind,
+                format=entry.format,
+                column=entry.column,
+                on_error=entry.on_error,
+            )
+        )
+    return specs
+
+
+def _feeds(files: FeedFiles, kind: FeedKind) -> FeedSet:
+    return load_feeds(feed_specs(files, kind)) if files else FeedSet()
 
 
 def _lookalike_index(policy: Policy) -> Any:
@@ -449,7 +618,21 @@ _ADDITIVE = {
     ("domains", "blocked"),
     ("domains", "internal_suffixes"),
     ("domains", "wildcard_dns"),
+    ("domains", "blocked_files"),
+    ("domains", "allowed_files"),
+    ("networks", "blocked_files"),
+    ("urls", "blocked"),
+    ("urls", "blocked_files"),
+    ("tls", "probe_networks"),
 }
+
+FEED_KEYS: tuple[tuple[str, str], ...] = (
+    ("domains", "blocked_files"),
+    ("domains", "allowed_files"),
+    ("networks", "blocked_files"),
+    ("urls", "blocked_files"),
+)
+"""The policy keys that name feed files."""
 
 
 def merge(
@@ -470,6 +653,8 @@ def merge(
 
 @dataclass
 class _Source:
+    """One policy file as read: its path, each key's line, and its data."""
+
     path: str
     lines: dict[tuple[str, ...], int]
     data: dict[str, Any]
@@ -486,12 +671,19 @@ def load_policy(path: str | Path) -> Policy:
         raise _policy_error(exc, sources) from None
 
 
+def policy_sources(path: str | Path) -> list[_Source]:
+    """The files of a policy's ``extends`` chain, the file itself first, each with the line of
+    every key (as the file wrote it, before merging). Raises PolicyError."""
+    return _load_chain(Path(path), depth=0, seen=())[1]
+
+
 def _load_chain(
     path: Path, depth: int, seen: tuple[Path, ...]
 ) -> tuple[dict[str, Any], list[_Source]]:
     resolved = path.resolve()
     source = read_policy_source(path)
-    data = dict(source.data)
+    data = _with_feed_paths(source, path)
+    _anchor_paths(data, path)
     parent_name = data.pop("extends", None)
     if parent_name is None:
         return data, [source]
@@ -510,6 +702,46 @@ def _load_chain(
         raise PolicyError(f"{path}:{line}: extends: no such policy file {str(parent_path)!r}")
     parent, sources = _load_chain(parent_path, depth + 1, (*seen, resolved))
     return merge(parent, data), [source, *sources]
+
+
+def _with_feed_paths(source: _Source, path: Path) -> dict[str, Any]:
+    """The file's data with each feed path made relative to the file that names it.
+
+    Each feed keeps the path as written for its findings ("on your blocklist urlhaus.txt").
+    A missing file is an error here, naming the policy file and line.
+    """
+    data = dict(source.data)
+    for section, key in FEED_KEYS:
+        block = data.get(section)
+        if not isinstance(block, dict) or not isinstance(block.get(key), list):
+            continue
+        items = []
+        for i, item in enumerate(block[key]):
+            written = item if isinstance(item, str) else None
+            if isinstance(item, dict) and isinstance(item.get("path"), str):
+                written = item["path"]
+            if written is None:
+                items.append(item)  # the model reports what is wrong with it
+                continue
+            full = path.parent / written
+            if not full.is_file():
+                line = source.lines.get((section, key, str(i)), 1)
+                raise PolicyError(f"{path}:{line}: {section}.{key}: no such feed file {written!r}")
+            entry = dict(item) if isinstance(item, dict) else {}
+            entry["path"] = str(full)
+            entry.setdefault("name", written)
+            items.append(entry)
+        data[section] = {**block, key: items}
+    return data
+
+
+def _anchor_paths(data: dict[str, Any], path: Path) -> None:
+    """File names in a policy are relative to the policy file, not to the working directory."""
+    tls = data.get("tls")
+    if isinstance(tls, dict) and isinstance(tls.get("ca_file"), str):
+        ca_file = Path(tls["ca_file"]).expanduser()
+        if not ca_file.is_absolute():
+            data["tls"] = {**tls, "ca_file": str(path.parent / ca_file)}
 
 
 def read_policy_source(path: Path) -> _Source:
@@ -594,6 +826,23 @@ class _NoAliasLoader(yaml.SafeLoader):
                 event.start_mark,
             )
         return super().compose_node(parent, index)
+
+
+def yaml_nodes(path: Path, text: str) -> tuple[Any, Any]:
+    """The YAML document's node tree (with line marks) and its data, without anchors or
+    aliases. Raises PolicyError naming the file and line."""
+    try:
+        node = yaml.compose(text, Loader=_NoAliasLoader)
+        data = yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        raise PolicyError(f"{path}:{line}: invalid YAML: {exc.problem or exc.context}") from None
+    except yaml.YAMLError as exc:
+        raise PolicyError(f"{path}: invalid YAML: {exc}") from None
+    except RecursionError:
+        raise PolicyError(f"{path}: values are nested too deeply") from None
+    return node, data
 
 
 def _read_yaml(path: Path, text: str) -> _Source:

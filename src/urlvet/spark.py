@@ -27,14 +27,15 @@ import click
 
 from urlvet.engine import Vetter
 from urlvet.errors import InputError, PolicyError, UrlvetError
-from urlvet.output.record import Record, record_from_verdict
 from urlvet.policy import Policy
-from urlvet.server import Server, as_server
+from urlvet.server import as_server
 
 if TYPE_CHECKING:
     import pandas as pd
     from pyspark import Accumulator
     from pyspark.sql import DataFrame, SparkSession
+
+    from urlvet.audit import Record
 
 InputKind = Literal["urls", "text", "json", "mcp"]
 """How the job reads its input: one URL a line, URLs in free text, JSON Lines records with
@@ -62,8 +63,6 @@ _RECORD_FIELDS = (
 # Distinct (URL, server, message) keys whose records a task keeps across its batches; logs
 # repeat URLs, and a task sees many batches of one file split.
 RECORD_CACHE_SIZE = 65_536
-# Distinct server texts a worker keeps parsed.
-SERVER_CACHE_SIZE = 4096
 # DNS lookups in flight per task when the job resolves names.
 DNS_CONCURRENCY = 64
 # Lines sampled to decide the input kind of `--input-kind auto`.
@@ -192,60 +191,48 @@ def worker_vetter(policy_json: str, policy_key: str, stats: Any = None) -> Vette
 
 
 Key = tuple[str, str | None, str | None]
+"""(URL, server as written, message): what one vet depends on, as audit keys its cache."""
 
 
 class _TaskVetter:
-    """Vets the rows of one task's batches with this worker's Vetter, a record per key."""
+    """Vets the rows of one task's batches with this worker's Vetter, once per distinct key.
+
+    Records are made by audit's :class:`~urlvet.audit.RecordVetter`, the code audit's
+    in-process and pool strategies run, so that a record here is a record there.
+    """
 
     def __init__(self, plan: _Plan, *, with_json: bool) -> None:
+        from urlvet.audit import RecordVetter
+
         self.cpu_start = time.process_time()
         self.plan = plan
         self.vetter = worker_vetter(plan.policy_json, plan.policy_key, plan.stats)
-        self.with_json = with_json
+        self.recorder = RecordVetter(self.vetter, None, plan.redact_secrets, with_json)
         self.records: dict[Key, Record] = {}
-        self.servers: dict[str, Server | None] = {}
         self.stats = WorkerStats()
 
-    def server(self, text: str | None) -> Server | None:
-        """The Server a row's text names; the plan's server when the row names none."""
-        if text is None or not text.strip():
-            text = self.plan.server
-            if text is None:
-                return None
-        found = self.servers.get(text, False)
-        if found is not False:
-            return found  # type: ignore[return-value]
-        try:
-            server = as_server(text.strip())
-        except InputError:
-            server = None
-        if len(self.servers) >= SERVER_CACHE_SIZE:
-            self.servers.clear()
-        self.servers[text] = server
-        return server
+    def key(self, url: str, server: str | None, message: str | None) -> Key:
+        """The key of a row: a missing or empty server is the plan's."""
+        if server is None or not server.strip():
+            server = self.plan.server
+        return (url, server.strip() if server is not None else None, message)
 
     def vet(self, keys: list[Key | None]) -> list[Record | None]:
         """The record of each key (None for None), vetting each distinct key once."""
         records = self.records
-        todo: dict[Key, Server | None] = {}
-        for key in keys:
-            if key is not None and key not in records and key not in todo:
-                todo[key] = self.server(key[1])
+        todo = list({k: None for k in keys if k is not None and k not in records})
         if todo:
             if len(records) + len(todo) > RECORD_CACHE_SIZE:
                 records.clear()
             if self.plan.dns:
-                verdicts = asyncio.run(self._vet_dns(todo))
+                made = asyncio.run(self._vet_dns(todo))
             else:
-                vet = self.vetter.vet_offline
-                verdicts = [vet(k[0], s, message=k[2]) for k, s in todo.items()]
-            for key, verdict in zip(todo, verdicts, strict=True):
-                records[key] = record_from_verdict(
-                    verdict, redact_secrets=self.plan.redact_secrets, with_json=self.with_json
-                )
+                made = [self.recorder(k) for k in todo]
+            records.update(zip(todo, made, strict=True))
         out: list[Record | None] = []
         stats = self.stats
         decisions = stats.decisions
+        server_of = self.recorder.server
         for key in keys:
             if key is None:
                 out.append(None)
@@ -255,19 +242,21 @@ class _TaskVetter:
             stats.rows += 1
             value = rec.decision.value
             decisions[value] = decisions.get(value, 0) + 1
-            if key[1] is not None and key[1].strip() and self.server(key[1]) is None:
+            if key[1] is not None and server_of(key[1]) is None:
                 stats.invalid_servers += 1
         return out
 
-    async def _vet_dns(self, todo: dict[Key, Server | None]) -> list[Any]:
+    async def _vet_dns(self, keys: list[Key]) -> list[Record]:
         gate = asyncio.Semaphore(DNS_CONCURRENCY)
         avet = self.vetter.avet
+        recorder = self.recorder
 
-        async def one(key: Key, server: Server | None) -> Any:
+        async def one(key: Key) -> Record:
             async with gate:
-                return await avet(key[0], server, message=key[2])
+                verdict = await avet(key[0], recorder.server(key[1]), message=key[2])
+            return recorder.record(verdict)
 
-        return list(await asyncio.gather(*(one(k, s) for k, s in todo.items())))
+        return list(await asyncio.gather(*(one(k) for k in keys)))
 
     def batch_done(self) -> None:
         """Count one batch for this worker process."""
@@ -308,7 +297,7 @@ def _vet_frames(
                     else [None] * n
                 )
                 keys: list[Key | None] = [
-                    (u, s, m) if u is not None else None
+                    task.key(u, s, m) if u is not None else None
                     for u, s, m in zip(urls, servers, messages, strict=True)
                 ]
                 records = task.vet(keys)
@@ -461,31 +450,27 @@ class _LineReader:
         self.stats.skipped[reason] = self.stats.skipped.get(reason, 0) + 1
 
     def found(self, line: str) -> list[_Found]:
-        from urlvet.audit import (
-            _ASCII_WS,
-            _messages_in_line,
-            _strip_comment,
-            url_requests,
-            urls_in_text,
-        )
+        from urlvet.audit import messages_in_line, strip_comment, urls_in_text
+        from urlvet.audit.sources import ASCII_WS
+        from urlvet.mcp.wire import url_requests
 
         kind = self.options.input_kind
         if "\x00" in line:
             self.skip("nul-byte")
             return []
         if kind == "urls":
-            url = line.strip(_ASCII_WS)
+            url = line.strip(ASCII_WS)
             if not url or url[0] == "#":
                 return []
             if "#" in url and ("\t#" in url or " #" in url):
-                url = _strip_comment(url)
-            column = len(line) - len(line.lstrip(_ASCII_WS)) + 1
+                url = strip_comment(url)
+            column = len(line) - len(line.lstrip(ASCII_WS)) + 1
             return [_Found(column, url, None, None, "url-list")]
         if kind == "text":
             if ":" not in line:
                 return []
             return [_Found(o + 1, u, None, None, "text") for o, u in urls_in_text(line)]
-        s = line.strip(_ASCII_WS)
+        s = line.strip(ASCII_WS)
         if not s:
             return []
         if kind == "mcp" and (s[0] not in "{[" or ("url" not in s and "\\u" not in s)):
@@ -512,7 +497,7 @@ class _LineReader:
                 return []
             return [_Found(None, url, server, None, "json")]
         out: list[_Found] = []
-        for message in _messages_in_line(obj):
+        for message in messages_in_line(obj):
             found = url_requests(message)
             if found.problems:
                 self.skip("malformed-mcp")
@@ -538,7 +523,7 @@ def _job_frames(
                     for item in reader.found(line):
                         paths.append(path)
                         found.append(item)
-                records = task.vet([(f.url, f.server, f.message) for f in found])
+                records = task.vet([task.key(f.url, f.server, f.message) for f in found])
                 task.batch_done()
                 if options.fmt == "jsonl":
                     yield pd.DataFrame({"value": _jsonl_lines(paths, found, records)})

@@ -23,12 +23,15 @@ from urlvet.engine import Vetter
 from urlvet.errors import InputError, PolicyError
 from urlvet.findings import Decision, Severity
 from urlvet.lookalike import (
+    COMMON_WORD_BRANDS,
+    DEFAULT_KEYWORDS,
     LookalikeIndex,
     MatchKind,
     build_index,
     default_index,
     default_protected_domains,
     edit_distance_at_most_one,
+    fold_spelling,
     has_one_character_swap,
     import_ranking_csv,
     index_for_policy,
@@ -41,7 +44,7 @@ from urlvet.url import InvalidURL, parse
 
 REPO = Path(__file__).parents[2]
 CORPORA = (REPO / "../shared/corpora").resolve()
-LOOKALIKE_CODES = ("UV301", "UV302", "UV303", "UV304", "UV305", "UV306")
+LOOKALIKE_CODES = ("UV301", "UV302", "UV303", "UV304", "UV305", "UV306", "UV307")
 
 
 @cache
@@ -85,6 +88,7 @@ def test_rule_table() -> None:
         "UV304": ("protected-domain-under-other-suffix", Severity.MEDIUM),
         "UV305": ("embedded-protected-domain", Severity.HIGH),
         "UV306": ("combo-squatting", Severity.MEDIUM),
+        "UV307": ("protected-brand-as-label", Severity.HIGH),
     }
     for rule in _rules().values():
         assert missing_sections(rule.doc) == [], rule.code
@@ -444,6 +448,175 @@ def test_dnstwist_recall(brand: str) -> None:
     for fuzzer, minimum in ASSERTED_FUZZERS.items():
         c = counts[fuzzer]
         assert c["flagged"] / c["total"] >= minimum, (fuzzer, c)
+
+
+# --- brands as labels of another site (UV307) ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "severity", "brand"),
+    [
+        ("https://dropbox.file-share-center.com/", Severity.HIGH, "dropbox"),
+        ("https://login.amazon.order-status-check.net/", Severity.HIGH, "amazon"),
+        ("https://office365.secure-docs-portal.com/", Severity.HIGH, "office365"),
+        ("https://amaz0n.refunds-center.com/", Severity.HIGH, "amazon"),  # spelt: a signal too
+        ("https://www.paypa1.example.net/", Severity.HIGH, "paypal"),  # spelling alone
+        # Ordinary words: a keyword is needed and they warn.
+        ("https://secure-chase.account-alerts.info/", Severity.MEDIUM, "chase"),
+        ("https://target.gift-card-rewards.shop/", Severity.MEDIUM, "target"),
+        ("https://appleid.verify-device.com/", Severity.MEDIUM, "apple"),  # glued keyword
+    ],
+)
+def test_a_brand_label_with_a_second_signal_is_flagged(
+    url: str, severity: Severity, brand: str
+) -> None:
+    hits = run_rules(url)
+    assert "UV307" in hits, hits
+    hit = hits["UV307"][0]
+    assert severity_of("UV307", hit) is severity
+    assert hit.evidence["brand"] == brand
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://github.acme-corp.com/login",  # GitHub Enterprise on the company's domain
+        "https://gitlab.example.org/users/sign_in",
+        "https://grafana.ops.example.net/d/abc",
+        "https://chase.cycling-club.example/",  # an ordinary word, no keyword
+        "https://target.practice-range.com/",
+        "https://paypal.b2clogin.com/",  # 'login' inside another word is no second signal
+        "https://acme.service-now.com/",  # tenant platforms are protected
+        "https://status.dropbox.com/",
+    ],
+)
+def test_a_brand_label_without_a_second_signal_is_not_flagged(url: str) -> None:
+    assert "UV307" not in run_rules(url)
+
+
+def test_brand_labels_on_popular_sites_are_rarely_flagged() -> None:
+    """A product's name as a subdomain of a popular site (its docs, its integration) must
+    stay quiet: the share flagged is the false-alarm rate of UV307 on real site names."""
+    domains = _corpus("lookalike/chromium_top_bucket_domains_crux202309.json")["domains"]
+    brands = ["github", "dropbox", "zoom", "slack", "outlook", "paypal", "apple", "office365"]
+    flagged = [
+        f"{brand}.{domain}"
+        for domain in domains
+        for brand in brands
+        if "UV307" in run_rules(f"https://{brand}.{domain}/")
+    ]
+    share = len(flagged) / (len(domains) * len(brands))
+    print(f"\nbrand labels on the CrUX top bucket: {len(flagged)} flagged ({share:.2%}): {flagged}")
+    assert share <= 0.005
+
+
+# --- combos spelt with lookalike characters, keywords ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "spelt", "severity"),
+    [
+        ("https://0ffice365-signin.com/", "0ffice365", Severity.HIGH),
+        ("https://dr0pbox-transfer.net/", "dr0pbox", Severity.HIGH),  # any word beside it
+        ("https://amaz0n-refunds.co/", "amaz0n", Severity.HIGH),
+        ("https://rnicrosoft-login.com/", "rnicrosoft", Severity.HIGH),
+        ("https://vvellsfargo-alert.com/", "vvellsfargo", Severity.HIGH),
+        ("https://netfl1x-billing.com/", "netfl1x", Severity.HIGH),
+        ("https://4mazon-prime-renew.com/", "4mazon", Severity.HIGH),
+        ("https://c0inba5e-wallet.com/", "c0inba5e", Severity.HIGH),
+        ("https://amazon-orders-help.com/", None, Severity.MEDIUM),  # spelt right: a warning
+    ],
+)
+def test_combos_are_found_through_lookalike_spellings(
+    url: str, spelt: str | None, severity: Severity
+) -> None:
+    hit = run_rules(url)["UV306"][0]
+    assert hit.evidence.get("spelt") == spelt
+    assert severity_of("UV306", hit) is severity
+    if spelt:
+        assert f"'{spelt}'" in hit.message
+
+
+@pytest.mark.parametrize(
+    ("url", "severity"),
+    [
+        ("https://paypal-resolution.netlify.app/", Severity.HIGH),  # keyword on a hosting suffix
+        ("https://coinbase-wallet-recovery.vercel.app/", Severity.HIGH),
+        ("https://netflix-clone.vercel.app/", Severity.MEDIUM),  # any word there warns
+        ("https://appleid.web.app/", Severity.MEDIUM),  # an ordinary word: a warning
+    ],
+)
+def test_combos_under_hosting_suffixes(url: str, severity: Severity) -> None:
+    hit = run_rules(url)["UV306"][0]
+    assert severity_of("UV306", hit) is severity
+    assert hit.evidence["hosting_suffix"] in url
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://microsoft.github.io/vscode-docs/",  # account namespaces: the brand's own
+        "https://googleblog.blogspot.com/",  # a brand glued to a non-keyword
+        "https://pineapple-login.com/",  # an ordinary-word brand inside another word
+        "https://appleinsider.com/",
+        "https://paypal-syntax.com/",  # 'tax' inside a word is no keyword
+        "https://www.office365itpros.com/",
+        "https://paypal-community.com/",
+    ],
+)
+def test_ordinary_names_are_not_combos(url: str) -> None:
+    assert run_rules(url) == {}
+
+
+def test_fold_spelling_keeps_where_each_letter_came_from() -> None:
+    folded, starts = fold_spelling("rnicr0soft-vv1n")
+    assert folded == "mlcrosoft-wln"  # i and 1 both fold to l
+    assert starts[:2] == (0, 2)  # "m" came from "rn"
+    assert folded[starts.index(5)] == "o"  # the 0
+
+
+def test_keyword_list_is_sourced_and_holds_the_lure_words() -> None:
+    text = (REPO / "src/urlvet/data/phishing_keywords.txt").read_text(encoding="utf-8")
+    sources = {"pc", "dt", "gr", "ak", "i16", "uv"}
+    for line in text.splitlines():
+        word, _, cited = line.partition("#")
+        if word.strip():
+            tags = set(cited.split()) & sources
+            assert tags, f"{word.strip()} names no source"
+    for word in ("orders", "refund", "invoice", "share", "docs", "jobs", "alert", "review"):
+        assert word in DEFAULT_KEYWORDS
+    for word in ("resolution", "unlock", "recovery", "helpdesk", "invite", "gift", "prize", "tax"):
+        assert word in DEFAULT_KEYWORDS
+
+
+def test_common_word_brands_are_labels_of_the_shipped_list() -> None:
+    labels = set()
+    for domain in default_protected_domains():
+        registrable = parse(f"https://{domain}/").registrable_domain
+        assert registrable is not None
+        labels.add(registrable.split(".")[0])
+    assert labels >= COMMON_WORD_BRANDS
+    assert {"apple", "chase", "target"} <= COMMON_WORD_BRANDS
+    assert not {"paypal", "google", "amazon", "dropbox"} & COMMON_WORD_BRANDS
+
+
+# --- UV302 names the foreign letters ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("https://pаypal.com/", "the second letter is Cyrillic а, not Latin a"),
+        ("https://paypa1.com/", "the sixth character is the digit 1, not the letter l"),
+        ("https://accounts.goog1e.com/", "in goog1e.com, the fifth character is the digit 1"),
+        ("https://googlé.com/", "the sixth letter is é, not e"),
+        ("https://rnicrosoft.com/", "the first and second letters, rn, read as m"),
+    ],
+)
+def test_homoglyph_message_names_the_foreign_letters(url: str, said: str) -> None:
+    hit = run_rules(url)["UV302"][0]
+    assert said in hit.message
+    assert hit.evidence["foreign_letters"]
 
 
 # --- false positives on popular domains ---------------------------------------------------------

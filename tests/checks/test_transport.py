@@ -6,7 +6,7 @@ import pytest
 
 from corpora import OFFLINE
 from urlvet import Policy, Vetter
-from urlvet.checks.transport import hidden_characters
+from urlvet.text import hidden_characters
 
 
 def codes(url: str, server: str | None = None, vetter: Vetter = OFFLINE) -> set[str]:

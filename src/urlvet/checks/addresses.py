@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from urlvet import psl
 from urlvet.addresses import AddressClass, classify, in_networks
@@ -16,13 +17,16 @@ from urlvet.checks.base import (
     DOMAIN_HOSTS,
     IP_HOSTS,
     CheckContext,
+    CheckSettings,
     Hit,
+    allowed_domain,
     clip,
     host_matches,
     internal_name_reason,
     rule,
     shortest_parent_in,
 )
+from urlvet.feeds import FeedHit, url_key
 from urlvet.findings import Severity
 from urlvet.server import is_loopback_host
 from urlvet.url import HostKind, InvalidURL, ParsedURL, parse, query_params
@@ -95,11 +99,33 @@ def in_any(
     return max(found, key=lambda n: n.prefixlen, default=None)
 
 
+def blocked_network_of(
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address, settings: CheckSettings
+) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, FeedHit | None] | None:
+    """The most specific network the policy blocks (``networks.blocked`` or its feeds) that
+    holds the address or the IPv4 address it embeds, with the feed entry when a feed lists it."""
+    best: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, FeedHit | None] | None = None
+    net = in_any(address, settings.blocked_networks)
+    if net is not None:
+        best = (net, None)
+    if settings.blocked_network_feeds:
+        for reached in reached_addresses(address):
+            hit = settings.blocked_network_feeds.match_address(reached)
+            if hit is None:
+                continue
+            listed = ipaddress.ip_network(hit.entry)
+            if best is None or listed.prefixlen > best[0].prefixlen:
+                best = (listed, hit)
+    return best
+
+
 def _local_callback(url: ParsedURL, ctx: CheckContext) -> bool:
     return ctx.server is not None and ctx.server.is_local and is_loopback_host(url)
 
 
-@rule("UV201", "non-public-address-literal", Severity.CRITICAL, cwe=918, hosts=IP_HOSTS)
+@rule(
+    "UV201", "non-public-address-literal", Severity.CRITICAL, cwe=918, hosts=IP_HOSTS, per_host=True
+)
 def non_public_address_literal(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """An IP-address host in a range that is not globally reachable, in any spelling.
 
@@ -134,7 +160,7 @@ def non_public_address_literal(url: ParsedURL | None, ctx: CheckContext) -> Iter
     )
 
 
-@rule("UV202", "localhost-name", Severity.CRITICAL, cwe=918, hosts=DOMAIN_HOSTS)
+@rule("UV202", "localhost-name", Severity.CRITICAL, cwe=918, hosts=DOMAIN_HOSTS, per_host=True)
 def localhost_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """The host `localhost` or a name under `.localhost`.
 
@@ -158,7 +184,7 @@ def localhost_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
         )
 
 
-@rule("UV203", "internal-name", Severity.HIGH, cwe=918, hosts=DOMAIN_HOSTS)
+@rule("UV203", "internal-name", Severity.HIGH, cwe=918, hosts=DOMAIN_HOSTS, per_host=True)
 def internal_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A host name that only resolves inside a private network.
 
@@ -183,7 +209,7 @@ def internal_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     host = url.host.rstrip(".").lower()
     if host == "localhost" or host.endswith(".localhost"):
         return
-    if host_matches(host, ctx.settings.allowed_domains):
+    if allowed_domain(host, ctx.settings):
         return
     if "." not in host:
         yield Hit(
@@ -271,7 +297,7 @@ def embedded_addresses(label_part: str) -> list[ipaddress.IPv4Address | ipaddres
 NEVER_RESOLVED_TLDS = frozenset({"onion"})
 
 
-@rule("UV209", "onion-service", Severity.MEDIUM, hosts=DOMAIN_HOSTS)
+@rule("UV209", "onion-service", Severity.MEDIUM, hosts=DOMAIN_HOSTS, per_host=True)
 def onion_service(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A Tor onion service (`.onion`).
 
@@ -291,7 +317,7 @@ def onion_service(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
         return
     host = url.host.rstrip(".").lower()
     tld = host.rsplit(".", 1)[-1]
-    if tld in NEVER_RESOLVED_TLDS and not host_matches(host, ctx.settings.allowed_domains):
+    if tld in NEVER_RESOLVED_TLDS and not allowed_domain(host, ctx.settings):
         yield Hit(
             f"The link points to {host!r}, a Tor onion service: an ordinary browser cannot "
             "open it, and who runs it cannot be known from the name.",
@@ -308,7 +334,7 @@ def _internal_target(target: ParsedURL, ctx: CheckContext) -> str | None:
         return f"an IP address in {describe(cls)}"
     if target.host_kind is not HostKind.DOMAIN:
         return None
-    if host_matches(target.host.rstrip(".").lower(), ctx.settings.allowed_domains):
+    if allowed_domain(target.host.rstrip(".").lower(), ctx.settings):
         return None
     if internal_name_reason(target.host, ctx.settings) is None:
         return None
@@ -365,7 +391,7 @@ def internal_target_in_parameter(url: ParsedURL | None, ctx: CheckContext) -> It
         return
 
 
-@rule("UV204", "address-in-name", Severity.CRITICAL, cwe=918, hosts=DOMAIN_HOSTS)
+@rule("UV204", "address-in-name", Severity.CRITICAL, cwe=918, hosts=DOMAIN_HOSTS, per_host=True)
 def address_in_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A name under a wildcard-DNS service that resolves to an address written in the name.
 
@@ -440,7 +466,7 @@ def address_in_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
 _REBINDING_SERVICES = frozenset({"rbndr.us"})
 
 
-@rule("UV205", "public-address-literal", Severity.MEDIUM, hosts=IP_HOSTS)
+@rule("UV205", "public-address-literal", Severity.MEDIUM, hosts=IP_HOSTS, per_host=True)
 def public_address_literal(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A public IP address instead of a name.
 
@@ -460,8 +486,8 @@ def public_address_literal(url: ParsedURL | None, ctx: CheckContext) -> Iterator
     settings = ctx.settings
     if (
         cls.globally_reachable
-        and in_any(url.ip, settings.blocked_networks) is None
         and in_any(url.ip, settings.allowed_networks) is None
+        and blocked_network_of(url.ip, settings) is None
     ):
         yield Hit(
             f"The link points to the bare IP address {url.host_for_display} instead of a "
@@ -536,59 +562,136 @@ def obfuscated_address(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
 _IPV4_IN_IPV6_FORMS = frozenset({"ipv4-mapped", "ipv4-compatible", "ipv4-translated"})
 
 
-@rule("UV207", "blocked-network", Severity.CRITICAL, cwe=918, hosts=IP_HOSTS)
+@rule("UV207", "blocked-network", Severity.CRITICAL, cwe=918, hosts=IP_HOSTS, per_host=True)
 def blocked_network(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """An IP-address host in a network the policy blocks.
 
     ## What it does
-    Flags IP literals inside `networks.blocked` of the policy, for ranges that are public
-    on the Internet but private to the organisation (its own address space, a partner VPN).
-    An IPv6 literal that embeds an IPv4 address is matched by both. A narrower network in
-    `networks.allowed` carves an exception out of a blocked one.
+    Flags IP literals inside `networks.blocked` of the policy, or inside a network listed in
+    one of its `networks.blocked_files` feeds (the finding names the list and the line), for
+    ranges that are public on the Internet but private to the organisation (its own address
+    space, a partner VPN) or known to be hostile. An IPv6 literal that embeds an IPv4 address
+    is matched by both. A narrower network in `networks.allowed` carves an exception out of a
+    blocked one.
 
     ## Why is this bad?
     The organisation has said that nothing should send users there.
 
     ## Example
-    With `networks: {blocked: ["203.0.113.0/24"]}`: `https://203.0.113.10/`.
+    With `networks: {blocked: ["203.0.113.0/24"]}`: `https://203.0.113.10/`. With
+    `networks: {blocked_files: [drop.txt]}` and `203.0.113.0/24 ; SBL1` on line 4 of
+    `drop.txt`: the same URL, "on your blocklist drop.txt, line 4".
     """
     if url is None or url.ip is None:
         return
-    net = in_any(url.ip, ctx.settings.blocked_networks)
-    if net is not None:
-        # A narrower allowed network carves an exception out of a blocked one (the
-        # organisation blocks a provider's /16 but uses one /24 in it); an equal or wider
-        # one does not undo the block.
-        allowed = in_any(url.ip, ctx.settings.allowed_networks)
-        if allowed is not None and allowed.prefixlen > net.prefixlen:
-            return
+    found = blocked_network_of(url.ip, ctx.settings)
+    if found is None:
+        return
+    net, listed = found
+    # A narrower allowed network carves an exception out of a blocked one (the
+    # organisation blocks a provider's /16 but uses one /24 in it); an equal or wider
+    # one does not undo the block.
+    allowed = in_any(url.ip, ctx.settings.allowed_networks)
+    if allowed is not None and allowed.prefixlen > net.prefixlen:
+        return
+    if listed is None:
         yield Hit(
             f"The link points to {url.host_for_display}, in a network your policy blocks ({net}).",
             {"address": url.host, "network": str(net)},
         )
+        return
+    yield Hit(
+        f"The link points to {url.host_for_display}, in {net}, on your blocklist "
+        f"{listed.describe()}.",
+        {"address": url.host, "network": str(net), **feed_evidence(listed)},
+    )
 
 
-@rule("UV208", "blocked-domain", Severity.CRITICAL, hosts=DOMAIN_HOSTS)
+@rule("UV208", "blocked-domain", Severity.CRITICAL, hosts=DOMAIN_HOSTS, per_host=True)
 def blocked_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A host the policy blocks.
 
     ## What it does
-    Flags hosts equal to, or under, a domain listed in `domains.blocked` of the policy.
+    Flags hosts equal to, or under, a domain listed in `domains.blocked` of the policy or in
+    one of its `domains.blocked_files` feeds (the finding names the list and the line). A
+    feed's entry is lifted by a domain in `domains.allowed` or `domains.allowed_files` that
+    is the same or more specific (a feed that lists a whole hosting service, where the
+    organisation uses one site on it); an entry in `domains.blocked` is the organisation's
+    own word and is never lifted.
 
     ## Why is this bad?
     The organisation has said that nothing should send users there: known phishing, a
     retired service, a competitor's look-alike.
 
     ## Example
-    With `domains: {blocked: ["evil.example"]}`: `https://login.evil.example/`.
+    With `domains: {blocked: ["evil.example"]}`: `https://login.evil.example/`. With
+    `domains: {blocked_files: [urlhaus-domains.txt]}` and `evil.example` on line 812:
+    the same URL, "on your blocklist urlhaus-domains.txt, line 812".
     """
     if url is None or url.host_kind is not HostKind.DOMAIN:
         return
-    hit = host_matches(url.host, ctx.settings.blocked_domains)
+    settings = ctx.settings
+    hit = host_matches(url.host, settings.blocked_domains)
     if hit is None and url.host_unicode != url.host:
-        hit = host_matches(url.host_unicode, ctx.settings.blocked_domains)
+        hit = host_matches(url.host_unicode, settings.blocked_domains)
     if hit is not None:
         yield Hit(
             f"The link goes to {url.host_unicode}, under {hit}, which your policy blocks.",
             {"host": url.host, "domain": hit},
+        )
+        return
+    listed = settings.blocked_domain_feeds.match_domain(url.host)
+    if listed is None:
+        return
+    allowed = allowed_domain(url.host, settings)
+    if allowed is not None and len(allowed) >= len(listed.entry):
+        return
+    yield Hit(
+        f"The link goes to {url.host_unicode}, under {listed.entry}, on your blocklist "
+        f"{listed.describe()}.",
+        {"host": url.host, "domain": listed.entry, **feed_evidence(listed)},
+    )
+
+
+def feed_evidence(hit: FeedHit) -> dict[str, Any]:
+    """The evidence that names a feed entry: list, file, line."""
+    return {"list": hit.list_name, "file": hit.path, "line": hit.line}
+
+
+@rule("UV211", "blocked-url", Severity.CRITICAL)
+def blocked_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A URL the policy blocks.
+
+    ## What it does
+    Flags a URL listed in `urls.blocked` of the policy or in one of its `urls.blocked_files`
+    feeds (URLhaus, OpenPhish; the finding names the list and the line). An entry matches
+    the URL a browser opens (its WHATWG href), whatever its fragment: `HTTP://Evil.Example/a`
+    in a feed matches `http://evil.example/a#x`. Other URLs on the same host are not matched:
+    a URL feed lists one page (often on a shared or compromised site), not the site.
+
+    ## Why is this bad?
+    The page is known to serve malware or phishing: the organisation's threat intelligence
+    says so.
+
+    ## Example
+    With `urls: {blocked_files: [urlhaus.txt]}` and `http://203.0.113.9/bins/x.sh` on line
+    812: that URL, "on your blocklist urlhaus.txt, line 812".
+    """
+    if url is None:
+        return
+    settings = ctx.settings
+    if not settings.blocked_urls and not settings.blocked_url_feeds:
+        return
+    key = url_key(url.href)
+    if key in settings.blocked_urls:
+        yield Hit(
+            f"The link is a URL your policy blocks ({clip(key)}).",
+            {"url": clip(key)},
+        )
+        return
+    listed = settings.blocked_url_feeds.match_url(url.href)
+    if listed is not None:
+        yield Hit(
+            f"The link is on your blocklist {listed.describe()}.",
+            {"url": clip(key), **feed_evidence(listed)},
         )

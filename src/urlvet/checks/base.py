@@ -15,12 +15,13 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from urlvet.feeds import EMPTY, FeedHit, FeedSet
 from urlvet.findings import Severity
 from urlvet.server import Server
 from urlvet.url import MAX_DOMAIN_LENGTH, HostKind, ParsedURL, first_parent_dot
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
-RuleKind = Literal["raw", "url", "dns", "message"]
+RuleKind = Literal["raw", "url", "dns", "tls", "message"]
 
 DOMAIN_HOSTS = frozenset({HostKind.DOMAIN})
 """For ``rule(hosts=...)``: rules about names."""
@@ -64,6 +65,20 @@ class CheckSettings:
     """Per server name: the domains it is expected to send users to."""
     lookalike: Any = None
     """The lookalike index compiled from the protected domains (see checks/lookalike.py)."""
+    blocked_domain_feeds: FeedSet = EMPTY
+    """Feeds of domains never to open (``domains.blocked_files``)."""
+    allowed_domain_feeds: FeedSet = EMPTY
+    """Feeds of domains the organisation vouches for (``domains.allowed_files``)."""
+    blocked_network_feeds: FeedSet = EMPTY
+    """Feeds of networks to block (``networks.blocked_files``)."""
+    blocked_urls: frozenset[str] = frozenset()
+    """URLs never to open: normalised hrefs without their fragment (``urls.blocked``)."""
+    blocked_url_feeds: FeedSet = EMPTY
+    """Feeds of URLs never to open (``urls.blocked_files``)."""
+    hsts_preloaded_severity: Severity | None = None
+    """UV101's severity for a host on the HSTS preload list (None: the rule's own)."""
+    new_certificate_days: int = 7
+    """A certificate issued fewer days ago than this is new (UV606)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +95,10 @@ class CheckContext:
     """The DNS answers for the host (urlvet.resolve.Resolution), for ``dns`` rules."""
     message: str | None = None
     """The server's message shown beside the URL, for ``message`` rules."""
+    tls: Any = None
+    """The TLS handshake probe's result (urlvet.tls.Probe), for ``tls`` rules."""
+    earlier: frozenset[str] = frozenset()
+    """For ``tls`` rules: the codes the earlier stages raised on this URL."""
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """Scratch space where rules that ask the same question about one URL (the six lookalike
     rules share one analysis) keep the answer, so that it is computed once per URL. Each entry
@@ -109,6 +128,14 @@ class Rule:
     """For a ``url`` rule: the only host kinds it can fire on (None: any kind)."""
     needs_server: bool = False
     """For a ``url`` rule: True when it can only fire for a URL that a server asked for."""
+    per_host: bool = False
+    """For a ``url`` rule: True when its hits depend only on the URL's host, the server and the
+    policy, so that the engine runs it once per (host, server) and reuses the hits for every
+    URL on that host. Such a rule is given :func:`host_view` of the URL: it must read nothing
+    but the host's fields (``host``, ``host_unicode``, ``host_kind``, ``registrable_domain``,
+    ``public_suffix``, ``suffix_is_private``, ``ip``) and the context's ``settings`` and
+    ``server``. A rule that also reads the scheme, the user info, the port, the path, the
+    query, the fragment or the raw text stays per URL (the default)."""
 
     def applies_to(self, host_kind: HostKind, has_server: bool) -> bool:
         """False when the rule cannot fire on such a URL, so the engine need not run it (the
@@ -142,12 +169,17 @@ def rule(
     cwe: int | None = None,
     hosts: Iterable[HostKind] | None = None,
     needs_server: bool = False,
+    per_host: bool = False,
 ) -> Callable[[CheckFn], CheckFn]:
     """Register a check under ``code``. Its docstring is the rule's documentation.
 
     ``hosts`` and ``needs_server`` declare which URLs a ``url`` rule can fire on at all (see
-    :meth:`Rule.applies_to`); the engine skips the rule for the others.
+    :meth:`Rule.applies_to`); the engine skips the rule for the others. ``per_host`` declares
+    that its hits depend on the host, the server and the policy only (see
+    :attr:`Rule.per_host`); the engine then computes them once per host.
     """
+    if per_host and kind != "url":
+        raise ValueError(f"{code}: only a url rule can be per_host")
     if not _CODE.match(code):
         raise ValueError(f"bad rule code {code!r}")
 
@@ -166,10 +198,38 @@ def rule(
             cwe=cwe,
             hosts=frozenset(hosts) if hosts is not None else None,
             needs_server=needs_server,
+            per_host=per_host,
         )
         return fn
 
     return register
+
+
+def host_view(url: ParsedURL) -> ParsedURL:
+    """``url`` reduced to its host: what a ``per_host`` rule is given.
+
+    Everything that is not a fact about the host is blank (no scheme, user info, port, path,
+    query or fragment; no raw text), so a per-host rule's hits are a function of the host
+    alone by construction and cannot depend on which URL of the host came first.
+    """
+    return ParsedURL(
+        raw="",
+        href="",
+        scheme="",
+        username="",
+        password="",
+        host=url.host,
+        host_unicode=url.host_unicode,
+        host_kind=url.host_kind,
+        port=None,
+        pathname="",
+        search="",
+        hash="",
+        registrable_domain=url.registrable_domain,
+        public_suffix=url.public_suffix,
+        suffix_is_private=url.suffix_is_private,
+        ip=url.ip,
+    )
 
 
 def defined_rules() -> Mapping[str, Rule]:
@@ -209,6 +269,17 @@ def host_matches(host: str, domains: AbstractSet[str]) -> str | None:
             return parent
         dot = name.find(".", dot + 1)
     return None
+
+
+def allowed_domain(host: str, settings: CheckSettings) -> str | None:
+    """The closest domain the policy vouches for (``domains.allowed`` or its feeds) equal to
+    ``host`` or a parent of it, or None."""
+    found = host_matches(host, settings.allowed_domains)
+    if settings.allowed_domain_feeds:
+        hit: FeedHit | None = settings.allowed_domain_feeds.match_domain(host)
+        if hit is not None and (found is None or len(hit.entry) > len(found)):
+            return hit.entry
+    return found
 
 
 def shortest_parent_in(host: str, domains: AbstractSet[str]) -> str | None:

@@ -10,6 +10,8 @@ registering the rules does) stays cheap.
 
 from __future__ import annotations
 
+import difflib
+import unicodedata
 from collections.abc import Iterator
 
 from urlvet import confusables
@@ -22,7 +24,7 @@ from urlvet.lookalike import (
     MatchKind,
     default_index,
 )
-from urlvet.url import HostKind, ParsedURL
+from urlvet.url import HostKind, ParsedURL, to_unicode
 
 _LOOKALIKE_CWE = 1007  # Insufficient Visual Distinction of Homoglyphs Presented to User
 
@@ -74,7 +76,115 @@ def _evidence(url: ParsedURL, match: LookalikeMatch) -> dict[str, object]:
     return evidence
 
 
-@rule("UV301", "unsafe-idn-display", Severity.MEDIUM, cwe=_LOOKALIKE_CWE, hosts=DOMAIN_HOSTS)
+_ORDINALS = [
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+    "thirteenth",
+    "fourteenth",
+    "fifteenth",
+    "sixteenth",
+    "seventeenth",
+    "eighteenth",
+    "nineteenth",
+    "twentieth",
+]
+MAX_LETTERS_DESCRIBED = 3
+"""Foreign letters named one by one in a UV302 message; more are counted."""
+
+
+def _ordinal(i: int) -> str:
+    if i < len(_ORDINALS):
+        return _ORDINALS[i]
+    n = i + 1
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _char_words(ch: str) -> str:
+    """A character as a person can check it: 'Cyrillic а', 'the digit 1', 'é'."""
+    name = unicodedata.name(ch, "")
+    if name.startswith("DIGIT"):
+        return f"the digit {ch}"
+    script = name.split(" ", 1)[0].title() if name else ""
+    if not script or script == "Latin":
+        return ch
+    return f"{script} {ch}"
+
+
+def _meant_words(ch: str, written: str) -> str:
+    name = unicodedata.name(written, "")
+    if name.startswith("DIGIT") or not ch.isascii():
+        return f"the letter {ch}"
+    return ch if not name or name.startswith("LATIN") else f"Latin {ch}"
+
+
+def foreign_letters(shown: str, target: str) -> tuple[str, list[dict[str, object]]]:
+    """Where ``shown`` (a host in Unicode) differs from the protected domain ``target`` it
+    imitates: the part of ``shown`` compared (its last labels, as many as ``target`` has) and
+    one entry per difference with its position in that part, what is written and what the eye
+    takes it for."""
+    labels = shown.rstrip(".").split(".")
+    part = ".".join(labels[-(target.count(".") + 1) :])
+    out: list[dict[str, object]] = []
+    matcher = difflib.SequenceMatcher(None, part, target, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        if i2 - i1 == j2 - j1:  # letter for letter: one entry each
+            for k in range(i2 - i1):
+                if part[i1 + k] != target[j1 + k]:
+                    written, meant = part[i1 + k], target[j1 + k]
+                    out.append(
+                        {"at": i1 + k, "end": i1 + k + 1, "written": written, "meant": meant}
+                    )
+            continue
+        out.append({"at": i1, "end": i2, "written": part[i1:i2], "meant": target[j1:j2]})
+    return part, out
+
+
+def _describe_letters(part: str, letters: list[dict[str, object]]) -> str:
+    said = []
+    for d in letters[:MAX_LETTERS_DESCRIBED]:
+        at, written, meant = int(str(d["at"])), str(d["written"]), str(d["meant"])
+        if len(written) == 1 and len(meant) == 1:
+            kind = "letter" if written.isalpha() else "character"
+            said.append(
+                f"the {_ordinal(at)} {kind} is {_char_words(written)}, "
+                f"not {_meant_words(meant, written)}"
+            )
+        elif not written:
+            said.append(f"{meant} is missing after the {_ordinal(at - 1)} letter")
+        elif len(written) == 2:
+            said.append(
+                f"the {_ordinal(at)} and {_ordinal(at + 1)} letters, {written}, read as {meant}"
+            )
+        else:
+            said.append(f"{written} (from the {_ordinal(at)} letter) reads as {meant}")
+    more = len(letters) - MAX_LETTERS_DESCRIBED
+    if more > 0:
+        said.append(f"and {more} more")
+    text = "; ".join(said)
+    return text
+
+
+@rule(
+    "UV301",
+    "unsafe-idn-display",
+    Severity.MEDIUM,
+    cwe=_LOOKALIKE_CWE,
+    hosts=DOMAIN_HOSTS,
+    per_host=True,
+)
 def unsafe_idn_display(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """An internationalised host name that is not safe to show in Unicode.
 
@@ -122,6 +232,7 @@ def unsafe_idn_display(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
     Severity.CRITICAL,
     cwe=_LOOKALIKE_CWE,
     hosts=DOMAIN_HOSTS,
+    per_host=True,
 )
 def homoglyph_of_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A host that looks exactly like a protected domain but is not it.
@@ -145,10 +256,20 @@ def homoglyph_of_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> I
     if report is None or url is None or not report.matches:
         return
     for match in report.of_kind(MatchKind.HOMOGLYPH):
+        target = to_unicode(match.target)
+        part, letters = foreign_letters(url.host_unicode.lower(), target)
+        evidence = _evidence(url, match)
+        if letters:
+            evidence["compared"] = part
+            evidence["foreign_letters"] = letters
+            where = "" if part == url.host_unicode.rstrip(".").lower() else f"in {part}, "
+            why = f"{where}{_describe_letters(part, letters)}"
+        else:
+            why = "its letters only look the same on screen"
         yield Hit(
             f"{_shown(url)} is made to look exactly like {match.target}, but it is a different "
-            "site: its letters only look the same on screen.",
-            _evidence(url, match),
+            f"site: {why}.",
+            evidence,
         )
 
 
@@ -164,7 +285,12 @@ _EDIT_TEXT = {
 
 
 @rule(
-    "UV303", "near-miss-of-protected-domain", Severity.HIGH, cwe=_LOOKALIKE_CWE, hosts=DOMAIN_HOSTS
+    "UV303",
+    "near-miss-of-protected-domain",
+    Severity.HIGH,
+    cwe=_LOOKALIKE_CWE,
+    hosts=DOMAIN_HOSTS,
+    per_host=True,
 )
 def near_miss_of_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A host one typo away from a protected domain.
@@ -206,6 +332,7 @@ def near_miss_of_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> I
     Severity.MEDIUM,
     cwe=_LOOKALIKE_CWE,
     hosts=DOMAIN_HOSTS,
+    per_host=True,
 )
 def protected_domain_under_other_suffix(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A protected name registered under another public suffix.
@@ -234,7 +361,14 @@ def protected_domain_under_other_suffix(url: ParsedURL | None, ctx: CheckContext
         )
 
 
-@rule("UV305", "embedded-protected-domain", Severity.HIGH, cwe=_LOOKALIKE_CWE, hosts=DOMAIN_HOSTS)
+@rule(
+    "UV305",
+    "embedded-protected-domain",
+    Severity.HIGH,
+    cwe=_LOOKALIKE_CWE,
+    hosts=DOMAIN_HOSTS,
+    per_host=True,
+)
 def embedded_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A host that spells out a protected domain inside a different site's name.
 
@@ -267,34 +401,107 @@ def embedded_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Itera
         )
 
 
-@rule("UV306", "combo-squatting", Severity.MEDIUM, cwe=_LOOKALIKE_CWE, hosts=DOMAIN_HOSTS)
+@rule(
+    "UV306",
+    "combo-squatting",
+    Severity.MEDIUM,
+    cwe=_LOOKALIKE_CWE,
+    hosts=DOMAIN_HOSTS,
+    per_host=True,
+)
 def combo_squatting(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A protected brand name combined with a sign-in or payment word.
 
     ## What it does
     Flags a registrable domain that contains a protected brand (the name before the suffix of
     a protected domain, five letters or more, or four as a hyphen-separated word) together with
-    a keyword such as login, secure, account, verify, support, wallet or billing, compared by
-    skeleton. A brand standing as a whole hyphen-separated word beside a word of one or two
-    letters (`my-paypal`, `apple-id`) counts without a keyword, and so does the server's own
-    brand beside any word (`acmecorp-files.net` for a server on acmecorp.com). Brands own
+    a keyword such as login, secure, account, verify, support, refund, invoice or wallet (the
+    list, `data/phishing_keywords.txt`, is drawn from published phishing-detection tools and
+    names its sources). Lookalike spellings are folded first (0 for o, 1 for l or i, 3 for e,
+    4 for a, 5 for s, 7 for t, @ for a, rn for m, vv for w), and the finding shows the
+    spelling found. A brand standing as a whole hyphen-separated word beside a word of one or
+    two letters (`my-paypal`, `apple-id`) counts without a keyword, and so does the server's
+    own brand beside any word (`acmecorp-files.net` for a server on acmecorp.com). Brands own
     many hyphenated names with longer words (`google-analytics.com`): those need a keyword.
+    Brands that are ordinary words (apple, chase, target) are only looked for as whole words.
+
+    It blocks (high) when a second signal makes the trick certain: the brand spelt with
+    lookalike characters (`dr0pbox-transfer.net`, beside any word), or a keyword under a
+    hosting platform's suffix, where anyone can take the name (`paypal-resolution.netlify.app`;
+    a brand beside any other word there warns).
 
     ## Why is this bad?
     `paypal-secure.com` and `github-login.com` sound official but belong to whoever registered
-    them; brands rarely use such names, phishing kits use them constantly.
+    them; brands rarely use such names, phishing kits use them constantly. No brand spells its
+    own name with a zero.
 
     ## Example
     `https://paypal-secure.com/`, `https://github-login.com/`, `https://secureamazonlogin.net/`,
-    `https://my-paypal.co.uk/`.
+    `https://my-paypal.co.uk/`, `https://amaz0n-refunds.co/` (high).
     """
     report = _report(url, ctx)
     if report is None or url is None or not report.matches:
         return
     for match in report.of_kind(MatchKind.COMBO):
         keyword = match.detail.get("keyword", "")
+        spelt = match.detail.get("spelt")
+        hosting = match.detail.get("hosting_suffix")
+        name = f"'{spelt}', spelt to pass for {match.target}," if spelt else match.target
+        where = f" on {hosting}, where anyone can take a name" if hosting else ""
         yield Hit(
-            f"{_shown(url)} combines the name of {match.target} with the word '{keyword}'; "
+            f"{_shown(url)} combines the name of {name} with the word '{keyword}'{where}; "
             f"it is not {match.target}.",
             _evidence(url, match),
+            Severity.HIGH if match.stronger else None,
+        )
+
+
+@rule(
+    "UV307",
+    "protected-brand-as-label",
+    Severity.HIGH,
+    cwe=_LOOKALIKE_CWE,
+    hosts=DOMAIN_HOSTS,
+    per_host=True,
+)
+def protected_brand_as_label(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+    """A protected brand standing as a label of another site's host, with a phishing word.
+
+    ## What it does
+    Looks at the labels left of the registrable domain for a protected brand standing alone
+    (`dropbox.file-share-center.com`), as a hyphen-separated word (`secure-chase.`) or glued
+    to a keyword (`appleid.`), compared with lookalike spellings folded (`amaz0n.`). It reports
+    the brand only with a second signal: a keyword from the phishing list anywhere in the
+    host's name (`login.amazon.order-status-check.net`), or the brand spelt with lookalike
+    characters. A brand that is an ordinary word (apple, chase, target, square) warns instead
+    of blocking.
+
+    ## Why is this bad?
+    People read a host from the left and stop at the name they know; the site is the
+    registrable domain at the right, which the attacker owns. Real brands do not put their name
+    under a stranger's domain beside words like login or refund.
+
+    ## Example
+    `https://dropbox.file-share-center.com/`, `https://office365.secure-docs-portal.com/`,
+    `https://secure-chase.account-alerts.info/` (medium). Not flagged: `https://github.acme.com/`
+    (a company's own GitHub Enterprise: no second signal).
+    """
+    report = _report(url, ctx)
+    if report is None or url is None or not report.matches:
+        return
+    site = url.registrable_domain or url.host
+    for match in report.of_kind(MatchKind.BRAND_LABEL):
+        spelt = match.detail.get("spelt")
+        brand = (
+            f"'{spelt}', spelt to pass for {match.target}"
+            if spelt
+            else f"'{match.detail['brand']}'"
+        )
+        keyword = match.detail.get("keyword")
+        beside = f" beside the word '{keyword}'" if keyword else ""
+        yield Hit(
+            f"{_shown(url)} puts the name {brand}{beside} in front of another site: the site "
+            f"is {site}, not {match.target}.",
+            _evidence(url, match),
+            None if match.stronger else Severity.MEDIUM,
         )

@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterator
 
 from urlvet.checks.base import CheckContext, Hit, rule
-from urlvet.checks.transport import hidden_characters
 from urlvet.findings import Severity
+from urlvet.text import hidden_characters
 from urlvet.url import ParsedURL, site_of
 
 # Domain-like words in prose: labels of letters, digits and hyphens joined by dots, ending

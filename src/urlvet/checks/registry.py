@@ -8,7 +8,7 @@ from functools import cache
 
 from urlvet.checks.base import Rule, defined_rules
 
-_FAMILIES = ("transport", "addresses", "resolution", "lookalike", "server", "message")
+_FAMILIES = ("transport", "addresses", "resolution", "lookalike", "server", "message", "tls")
 
 
 @cache

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from urlvet.addresses import AddressClass, classify, in_networks
+from urlvet.checks.addresses import blocked_network_of, feed_evidence
 from urlvet.checks.base import (  # internal_name_reason: re-exported
     CheckContext,
     CheckSettings,
@@ -83,8 +84,9 @@ def private_address_resolution(url: ParsedURL | None, ctx: CheckContext) -> Iter
     ## What it does
     Blocks a link whose host name resolves to an address that is not on the public internet
     (loopback, private networks, link-local, cloud metadata, other special-purpose blocks) or
-    to a network the policy blocks. One such address among public ones is enough. Networks
-    the policy lists in ``allowed_networks`` are exempt.
+    to a network the policy blocks (``networks.blocked`` or its ``blocked_files`` feeds, named
+    with the list and line). One such address among public ones is enough. Networks the
+    policy lists in ``allowed_networks`` are exempt.
 
     ## Why is this bad?
     A name is an indirection: ``http://localtest.me`` looks like any website, but its DNS
@@ -118,20 +120,20 @@ def private_address_resolution(url: ParsedURL | None, ctx: CheckContext) -> Iter
         if cls is None:
             continue
         effective = cls.effective
-        blocked = in_networks(ipaddress.ip_address(address), settings.blocked_networks)
-        if blocked is None and effective is not cls:
-            blocked = in_networks(
-                ipaddress.ip_address(effective.address), settings.blocked_networks
-            )
-        if blocked is not None:
-            flagged.append(
-                {
-                    "address": address,
-                    "category": "blocked-by-policy",
-                    "network": str(blocked),
-                    "place": "a network your organisation's policy blocks",
-                }
-            )
+        found = blocked_network_of(ipaddress.ip_address(address), settings)
+        if found is not None:
+            blocked, on_list = found
+            policy_entry: dict[str, Any] = {
+                "address": address,
+                "category": "blocked-by-policy",
+                "network": str(blocked),
+                "place": "a network your organisation's policy blocks"
+                if on_list is None
+                else f"{blocked}, on your blocklist {on_list.describe()}",
+            }
+            if on_list is not None:
+                policy_entry.update(feed_evidence(on_list))
+            flagged.append(policy_entry)
         elif not cls.globally_reachable and not _is_allowed(address, cls, settings):
             entry: dict[str, Any] = {
                 "address": address,

@@ -8,7 +8,9 @@ from urllib.parse import unquote
 
 from urlvet.checks.base import CheckContext, Hit, rule
 from urlvet.findings import Severity
+from urlvet.hsts import hsts_preload_list_date, is_hsts_preloaded
 from urlvet.server import is_loopback_host
+from urlvet.text import hidden_characters
 from urlvet.url import HostKind, ParsedURL
 
 _DANGEROUS = frozenset({"javascript", "data", "file", "vbscript", "blob", "filesystem"})
@@ -47,16 +49,35 @@ def plaintext_http(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     Flags `http:` and `ws:` URLs. A local server (stdio, or a server on loopback) may send the
     user to a loopback `http:` page, as OAuth callbacks do; nobody else may.
 
+    An `http:` link to a host on Chromium's HSTS preload list (the host itself, or a parent
+    listed with its subdomains, preloaded TLDs such as `.dev` and `.app` included) is still
+    reported, with the fact in the message and evidence (`hsts_preloaded`): every major
+    browser upgrades it to `https:` before sending a byte. The policy's
+    `tls.hsts_preloaded_severity` sets the severity for those hosts (default: unchanged).
+
     ## Why is this bad?
     Anyone on the network path can read and change a plain-HTTP page: a sign-in or payment
-    page sent over it hands credentials to whoever is listening.
+    page sent over it hands credentials to whoever is listening. A preloaded host is safe
+    in a browser, but not in every program that may open the link.
 
     ## Example
     `http://accounts.example.com/login` (use `https://accounts.example.com/login`).
+
+    ## References
+    - RFC 6797: HTTP Strict Transport Security; https://hstspreload.org/
     """
     if url is None or url.scheme not in ("http", "ws"):
         return
     if ctx.server is not None and ctx.server.is_local and is_loopback_host(url):
+        return
+    if url.scheme == "http" and url.host_kind is HostKind.DOMAIN and is_hsts_preloaded(url.host):
+        yield Hit(
+            f"The link uses unencrypted http://, but {url.host_for_display} is on the HSTS "
+            "preload list: browsers open it over https:// before sending anything. Other "
+            "programs may not.",
+            {"scheme": url.scheme, "hsts_preloaded": True, "hsts_list": hsts_preload_list_date()},
+            ctx.settings.hsts_preloaded_severity,
+        )
         return
     yield Hit(
         f"The link uses unencrypted {url.scheme}://, so others on the network can read "
@@ -225,46 +246,6 @@ def overlong_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
             "allowed; it cannot be shown or checked in full.",
             {"length": len(ctx.raw), "limit": limit},
         )
-
-
-_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
-_INVISIBLE = frozenset(
-    "\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e\u200b\u200c\u200d\u2060"
-    "\u2061\u2062\u2063\u2064\u3164\ufeff\uffa0"
-)
-
-
-# The characters flagged below that str.isprintable() accepts (it rejects controls, format
-# characters and surrogates, which are all the others): printable text without any of these
-# has nothing to report.
-_PRINTABLE_HIDDEN = frozenset(
-    c for c in _INVISIBLE.union(map(chr, range(0xFE00, 0xFE10))) if c.isprintable()
-)
-
-
-def hidden_characters(text: str) -> list[tuple[int, str, str]]:
-    """(index, U+XXXX, kind) for every control, bidi or invisible character in ``text``."""
-    found: list[tuple[int, str, str]] = []
-    if text.isprintable() and (text.isascii() or _PRINTABLE_HIDDEN.isdisjoint(text)):
-        # The common cases, without a loop in Python: ASCII without controls, and Unicode
-        # (an IDN host) without controls, format characters or the few printable invisibles.
-        return found
-    for i, ch in enumerate(text):
-        o = ord(ch)
-        if o < 0x20 or 0x7F <= o <= 0x9F:
-            kind = "control"
-        elif ch in _BIDI:
-            kind = "bidi"
-        elif ch in _INVISIBLE or 0xE0000 <= o <= 0xE007F or 0xFE00 <= o <= 0xFE0F:
-            kind = "invisible"
-        elif 0xD800 <= o <= 0xDFFF:
-            kind = "surrogate"
-        elif unicodedata.category(ch) == "Cf":
-            kind = "format"
-        else:
-            continue
-        found.append((i, f"U+{o:04X}", kind))
-    return found
 
 
 @rule("UV106", "hidden-characters", Severity.HIGH, kind="raw", cwe=451)

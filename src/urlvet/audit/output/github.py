@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
+from urlvet.audit.output.base import RunInfo
+from urlvet.audit.output.record import Record
 from urlvet.findings import Decision
-from urlvet.output.base import RunInfo, printable
-from urlvet.output.record import Record
+from urlvet.text import printable
 
 if TYPE_CHECKING:
-    from urlvet.audit import Diagnostic, Occurrence, Summary
+    from urlvet.audit.report import Summary
+    from urlvet.audit.sources import Diagnostic, Occurrence
 
 _COMMANDS = {"block": "error", "warn": "warning"}
 

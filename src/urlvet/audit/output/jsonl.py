@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, TextIO
 
-from urlvet.output.base import RunInfo
-from urlvet.output.record import Record
+from urlvet.audit.output.base import RunInfo
+from urlvet.audit.output.record import Record
 
 if TYPE_CHECKING:
-    from urlvet.audit import Diagnostic, Occurrence, Summary
+    from urlvet.audit.report import Summary
+    from urlvet.audit.sources import Diagnostic, Occurrence
 
 
 class JsonWriter:

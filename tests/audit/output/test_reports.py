@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from urlvet.audit.output import text as text_module
 from urlvet.cli import main
-from urlvet.output import text as text_module
 
 
 @pytest.fixture
@@ -88,7 +88,7 @@ def test_json_is_one_array_of_the_jsonl_objects(in_tmp: Path) -> None:
 
 
 def corpus_cases() -> list[dict[str, object]]:
-    root = Path(__file__).resolve().parents[2] / "corpus"
+    root = Path(__file__).resolve().parents[3] / "corpus"
     cases = []
     for path in sorted(root.glob("*.jsonl")):
         for line in path.read_text(encoding="utf-8").split("\n"):
@@ -98,8 +98,8 @@ def corpus_cases() -> list[dict[str, object]]:
 
 
 def test_record_json_equals_the_verdicts_own_json_on_the_corpus() -> None:
+    from urlvet.audit.output.record import record_from_verdict
     from urlvet.engine import Vetter
-    from urlvet.output.record import record_from_verdict
     from urlvet.policy import Policy
 
     vetter = Vetter(Policy(dns={"enabled": False}))

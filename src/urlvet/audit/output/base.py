@@ -43,18 +43,3 @@ def artifact_uri(name: str) -> tuple[str, bool]:
     if name.startswith("/"):
         return "file://" + quote(name), False
     return quote(PurePosixPath(name).as_posix()), True
-
-
-def printable(text: str, limit: int = 300) -> str:
-    """Text safe for a terminal or a log: controls, bidi and invisible characters are shown
-    as <U+XXXX>, and long text is cut."""
-    from urlvet.checks.transport import hidden_characters
-
-    head = text[:limit]
-    marks = {i: code for i, code, _ in hidden_characters(head)}
-    out = (
-        "".join(f"<{marks[i]}>" if i in marks else ch for i, ch in enumerate(head))
-        if marks
-        else head
-    )
-    return out + (f"… ({len(text) - limit:,} more characters)" if len(text) > limit else "")

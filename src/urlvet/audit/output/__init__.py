@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from urlvet.output.base import RunInfo
+from urlvet.audit.output.base import RunInfo
 
 if TYPE_CHECKING:
-    from urlvet.audit import Writer
+    from urlvet.audit.report import Writer
 
 FORMATS = ("text", "json", "jsonl", "sarif", "github")
 
@@ -20,19 +20,19 @@ FORMATS = ("text", "json", "jsonl", "sarif", "github")
 def make_writer(fmt: str, stream: TextIO, info: RunInfo) -> Writer:
     """The writer for an output format."""
     if fmt == "text":
-        from urlvet.output.text import TextWriter
+        from urlvet.audit.output.text import TextWriter
 
         return TextWriter(stream, info)
     if fmt in ("json", "jsonl"):
-        from urlvet.output.jsonl import JsonWriter
+        from urlvet.audit.output.jsonl import JsonWriter
 
         return JsonWriter(stream, info, array=fmt == "json")
     if fmt == "sarif":
-        from urlvet.output.sarif import SarifWriter
+        from urlvet.audit.output.sarif import SarifWriter
 
         return SarifWriter(stream, info)
     if fmt == "github":
-        from urlvet.output.github import GithubWriter
+        from urlvet.audit.output.github import GithubWriter
 
         return GithubWriter(stream, info)
     raise ValueError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")

@@ -14,7 +14,7 @@ from urlvet.checks import registry
 from urlvet.cli import main
 
 SCHEMA_PATH = (
-    Path(__file__).resolve().parents[2]
+    Path(__file__).resolve().parents[3]
     / ".."
     / "shared"
     / "corpora"

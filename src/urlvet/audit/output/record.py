@@ -14,8 +14,8 @@ import json
 from enum import Enum
 from typing import Any, NamedTuple
 
+from urlvet.audit.output.redact import redact, redact_data, secrets_in
 from urlvet.findings import Decision, Severity, Verdict
-from urlvet.output.redact import redact, redact_data, secrets_in
 
 
 class FindingRow(NamedTuple):
@@ -150,6 +150,7 @@ def _verdict_json(
         "host_kind": verdict.host_kind,
         "registrable_domain": verdict.registrable_domain,
         "server": verdict.server,
+        "tls": verdict.tls.model_dump(mode="json") if verdict.tls is not None else None,
     }
     return json.dumps(data, ensure_ascii=True, separators=(",", ":"), default=_json_default)[1:-1]
 

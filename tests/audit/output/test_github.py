@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from urlvet.audit.output.github import escape_data, escape_property
 from urlvet.cli import main
-from urlvet.output.github import escape_data, escape_property
 
 
 @pytest.mark.parametrize(

@@ -26,14 +26,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from urlvet.audit.output.base import RunInfo, artifact_uri
+from urlvet.audit.output.record import FindingRow, Record, partial_fingerprint
+from urlvet.audit.output.redact import REDACTED
 from urlvet.checks.base import Rule
 from urlvet.findings import Severity
-from urlvet.output.base import RunInfo, artifact_uri
-from urlvet.output.record import FindingRow, Record, partial_fingerprint
-from urlvet.output.redact import REDACTED
 
 if TYPE_CHECKING:
-    from urlvet.audit import Diagnostic, Occurrence, Summary
+    from urlvet.audit.report import Summary
+    from urlvet.audit.sources import Diagnostic, Occurrence
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"

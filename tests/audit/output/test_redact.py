@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from urlvet.output.redact import REDACTED, redact, redact_data, secrets_in
+from urlvet.audit.output.redact import REDACTED, redact, redact_data, secrets_in
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,101 @@
+"""The cache of an audit: one record per distinct (URL, server, message), bounded in entries
+and in bytes, so that a log that repeats a URL a million times vets it once."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+from urlvet.audit.output.record import Record
+
+CACHE_SIZE = 262_144
+"""The most distinct (URL, server, message) keys whose records are cached."""
+CACHE_BYTES = 80 << 20
+"""The most bytes (estimated) of cached records: the bound that usually applies."""
+
+Key = tuple[str, str | None, str | None]
+"""What a record is cached under: the URL, the server (a URL or 'stdio') and the message."""
+
+
+class RecordCache:
+    """A least-recently-used map from keys to records, bounded in entries and in bytes.
+
+    The byte bound is an estimate of what an entry holds (its strings plus a fixed overhead):
+    records for long URLs or JSON output are larger, and a count alone would let them grow
+    the cache past any memory target.
+    """
+
+    __slots__ = ("budget", "data", "hits", "misses", "size", "used")
+    OVERHEAD = 400  # the key and record tuples, the dict entry, string headers (measured)
+
+    def __init__(self, size: int, budget: int) -> None:
+        self.data: OrderedDict[Key, Record] = OrderedDict()
+        self.size = max(1, size)
+        self.budget = max(1, budget)
+        self.used = 0
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: Key) -> Record | None:
+        rec = self.data.get(key)
+        if rec is not None:
+            self.data.move_to_end(key)
+        return rec
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.data
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def put(self, key: Key, rec: Record) -> None:
+        data = self.data
+        old = data.get(key)
+        if old is not None:
+            self.used -= self.cost(key, old)
+        data[key] = rec
+        self.used += self.cost(key, rec)
+        while len(data) > 1 and (len(data) > self.size or self.used > self.budget):
+            k, r = data.popitem(last=False)
+            self.used -= self.cost(k, r)
+
+    @classmethod
+    def cost(cls, key: Key, rec: Record) -> int:
+        """The estimated bytes an entry holds."""
+        url, _, message = key
+        n = cls.OVERHEAD + len(url) + len(rec.json) + len(rec.codes) * 8
+        if rec.href is not None and rec.href is not url:
+            n += len(rec.href)
+        if message:
+            n += len(message)
+        for f in rec.findings:
+            n += len(f.message) + 64
+        return n
+
+
+class SharedParts:
+    """Makes cached records share their equal parts (finding rows, code tuples).
+
+    Most records repeat a few finding rows and code combinations (and in JSON mode the rows
+    carry no message at all); one instance of each saves a third of a cached record.
+    """
+
+    __slots__ = ("_parts",)
+    LIMIT = 20_000
+
+    def __init__(self) -> None:
+        self._parts: dict[Any, Any] = {}
+
+    def __call__(self, rec: Record) -> Record:
+        parts = self._parts
+        findings = parts.get(rec.findings)
+        if findings is None:
+            findings = tuple(parts.setdefault(f, f) for f in rec.findings)
+            if len(parts) < self.LIMIT:
+                parts[findings] = findings
+        codes = parts.get(rec.codes)
+        if codes is None:
+            codes = rec.codes
+            if len(parts) < self.LIMIT:
+                parts[codes] = codes
+        return rec._replace(findings=findings, codes=codes)

@@ -1,0 +1,145 @@
+"""What ``urlvet audit`` does once its options are parsed: open the output, pick the writer,
+show progress and input problems on stderr, run the pipeline, write the baseline, and say
+which exit code the run earns (0 clean, 1 findings at or above --fail-on, 2 input errors)."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, BinaryIO, TextIO
+
+from urlvet.audit.options import AuditOptions
+from urlvet.audit.output import RunInfo, make_writer
+from urlvet.audit.output.baseline import load_baseline, write_baseline
+from urlvet.audit.output.progress import Progress
+from urlvet.audit.pipeline import Auditor
+from urlvet.audit.report import Reporter
+from urlvet.audit.sources import Diagnostic, expand_paths
+from urlvet.text import printable
+
+if TYPE_CHECKING:
+    from urlvet.policy import Policy
+
+STDERR_DIAGNOSTICS = 50
+"""Input problems shown on stderr; the rest are only in the report."""
+
+
+@dataclass(frozen=True)
+class AuditRun:
+    """One ``urlvet audit`` invocation, its options parsed."""
+
+    paths: Sequence[str]
+    """Files, directories, or '-' for stdin."""
+    fmt: str = "text"
+    """text, json, jsonl, sarif or github."""
+    output: str | None = None
+    """A file to write to instead of stdout ('-' is stdout)."""
+    options: AuditOptions = field(default_factory=AuditOptions)
+    """How to read and vet."""
+    fail_on: str = "block"
+    """block or warn: the decision from which a URL fails the run."""
+    baseline: str | None = None
+    """A baseline file whose findings do not fail the run."""
+    write_baseline: str | None = None
+    """Write every finding to this baseline file (the run then exits 0 unless input failed)."""
+    exit_zero: bool = False
+    """Exit 0 even when findings reach ``fail_on``."""
+    colour: bool = False
+    """Colour the text report (for a terminal)."""
+    progress: bool = True
+    """Show a progress line when stderr is a terminal."""
+
+
+def run_audit(policy: Policy, run: AuditRun, stdout: BinaryIO, stderr: TextIO) -> int:
+    """Run the audit; returns the exit code.
+
+    Raises :class:`urlvet.errors.InputError` when the baseline cannot be read or written or the
+    output cannot be opened.
+    """
+    from urlvet import __version__
+
+    auditor = Auditor(policy, run.options)
+    if run.options.jobs > 1 and auditor.uses_dns:
+        stderr.write(
+            "urlvet: note: --jobs applies to offline audits (--no-dns); "
+            "with DNS, lookups run concurrently in one process\n"
+        )
+    baseline = load_baseline(run.baseline) if run.baseline else None
+    compiled = policy.compiled
+    sources = list(expand_paths(run.paths, run.options.stdin_name))
+    to_file = bool(run.output and run.output != "-")
+    try:
+        out_binary = open(run.output, "wb") if to_file else stdout  # type: ignore[arg-type]  # noqa: SIM115
+    except OSError as exc:
+        from urlvet.errors import InputError
+
+        raise InputError(f"{run.output}: cannot write: {exc.strerror or exc}") from None
+    stream = io.TextIOWrapper(out_binary, encoding="utf-8", errors="backslashreplace", newline="\n")
+    info = RunInfo(
+        rules=compiled.rules,
+        warn_at=compiled.warn_at,
+        block_at=compiled.block_at,
+        version=__version__,
+        colour=run.fmt == "text" and run.colour and not to_file,
+        baseline=baseline is not None,
+        redacted=run.options.redact_secrets,
+    )
+    writer = make_writer(run.fmt, stream, info)
+    progress = None
+    if run.progress and stderr.isatty():
+        total = 0
+        for s in sources:
+            if s.path is not None and os.path.isfile(s.path):
+                total += os.path.getsize(s.path)
+        progress = Progress(stderr, total if all(s.path for s in sources) else None)
+    shown = 0
+
+    def on_diagnostic(diag: Diagnostic) -> None:
+        nonlocal shown
+        shown += 1
+        if shown > STDERR_DIAGNOSTICS + 1:
+            return
+        if progress is not None:
+            progress.clear()
+        if shown > STDERR_DIAGNOSTICS:
+            stderr.write("urlvet: further input problems are only in the report\n")
+            return
+        stderr.write(f"urlvet: {diag.level}: {printable(str(diag), 500)}\n")
+
+    reporter = Reporter(
+        writer,
+        fail_at=compiled.block_at if run.fail_on == "block" else compiled.warn_at,
+        baseline=baseline,
+        collect_baseline=run.write_baseline is not None,
+        on_diagnostic=on_diagnostic,
+    )
+    try:
+        writer.start()
+        summary = auditor.run(sources, reporter, progress)
+        if progress is not None:
+            progress.clear()
+        if run.write_baseline is not None and reporter.collected is not None:
+            summary.baseline_written = write_baseline(
+                run.write_baseline, reporter.collected.values()
+            )
+        writer.finish(summary)
+        stream.flush()
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, as other filters do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    finally:
+        if progress is not None:
+            progress.clear()
+        if to_file:
+            stream.close()
+        else:
+            stream.detach()
+    if summary.input_errors:
+        return 2
+    if run.write_baseline is not None:
+        return 0
+    return 1 if summary.failing and not run.exit_zero else 0

@@ -1,0 +1,437 @@
+"""The audit pipeline: one loop, window -> look up -> vet -> report, and the strategies that vet.
+
+The loop reads occurrences a window at a time, looks each key (URL, server, message) up in
+the :class:`~urlvet.audit.cache.RecordCache`, hands the window's distinct misses to a
+:class:`Strategy`, and reports every occurrence of a window in input order once its records
+are in. Nothing holds more than a few windows of input.
+
+A strategy is how the misses get vetted; the loop never knows which one runs:
+
+- :class:`InProcess`: in this process, offline. The default.
+- :class:`ProcessPool`: offline, in worker processes (``--jobs``); the loop reads ahead while
+  the workers vet, a few windows in flight.
+- :class:`Dns`: with DNS (and TLS probes) on an event loop: a window's misses are grouped by
+  host, hosts run concurrently and the URLs of one host one after another, so that the
+  resolver's cache answers all but the first lookup of each host.
+
+Another engine (a cluster, say) plugs in as a strategy of its own: ``submit`` takes the keys
+and returns a :class:`Batch` whose records come back in the keys' order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+from urlvet.audit.cache import Key, RecordCache, SharedParts
+from urlvet.audit.options import AuditOptions
+from urlvet.audit.output.record import Record, record_from_verdict
+from urlvet.audit.report import Reporter, Summary
+from urlvet.audit.sources import Diagnostic, Meter, Occurrence, Reader, Source
+from urlvet.errors import InputError
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import AsyncResult, Pool
+
+    from urlvet.engine import Vetter
+    from urlvet.policy import Policy
+    from urlvet.server import Server
+
+WINDOW = 4096
+"""Occurrences read ahead of the results, per batch."""
+CHUNK = 256
+"""Keys per task sent to a worker process."""
+DNS_CONCURRENCY = 64
+"""Hosts whose URLs are vetted at once when DNS is on."""
+SERVER_MEMO = 4096
+"""Server spellings whose parsed :class:`~urlvet.server.Server` a vetter keeps."""
+
+ProgressFn = Callable[[int, int, str], None]
+"""Called now and then with (bytes read, URL occurrences done, current source name)."""
+
+
+# --- vetting keys into records --------------------------------------------------------------
+
+
+class RecordVetter:
+    """Vets keys offline into records; the same code runs in this process and in workers."""
+
+    def __init__(
+        self, vetter: Vetter, server_name: str | None, redact: bool, with_json: bool
+    ) -> None:
+        self.vetter = vetter
+        self.server_name = server_name
+        self.redact = redact
+        self.with_json = with_json
+        self._servers: dict[str | None, Server | None] = {None: None}
+
+    @classmethod
+    def for_options(cls, vetter: Vetter, options: AuditOptions) -> RecordVetter:
+        """The record vetter an audit with ``options`` uses."""
+        return cls(vetter, options.server_name, options.redact_secrets, options.json_records)
+
+    def server(self, text: str | None) -> Server | None:
+        """The Server for a server spelling (None when it is not valid: the reader reports
+        that, and the URL is vetted without a server)."""
+        found = self._servers.get(text, self)
+        if found is not self:
+            return found  # type: ignore[return-value]
+        from urlvet.server import as_server
+
+        try:
+            srv = as_server(text, name=self.server_name)
+        except InputError:
+            srv = None
+        if len(self._servers) < SERVER_MEMO:
+            self._servers[text] = srv
+        return srv
+
+    def record(self, verdict: Any) -> Record:
+        """The record of a verdict, as this audit's output needs it."""
+        return record_from_verdict(verdict, redact_secrets=self.redact, with_json=self.with_json)
+
+    def __call__(self, key: Key) -> Record:
+        url, server, message = key
+        return self.record(self.vetter.vet_offline(url, self.server(server), message=message))
+
+
+# --- strategies -----------------------------------------------------------------------------
+
+
+class Batch(Protocol):
+    """The records of one window's misses, on their way."""
+
+    def ready(self) -> bool:
+        """True when :meth:`records` would not wait."""
+
+    def records(self) -> list[Record]:
+        """The records, in the order of the keys submitted (waits for them)."""
+
+
+class Strategy(Protocol):
+    """How the cache misses of a window are vetted."""
+
+    lookahead: int
+    """Windows that may be in flight before the oldest is reported (0: report each window
+    as soon as it is submitted)."""
+
+    def submit(self, keys: list[Key]) -> Batch:
+        """Start vetting ``keys`` (distinct, none of them cached)."""
+
+    def vet_now(self, key: Key) -> Record:
+        """Vet one key at once: a record the cache evicted before its window was reported."""
+
+    def close(self) -> None:
+        """Release workers, event loops and the like (called once, at the end)."""
+
+
+class Done:
+    """A batch whose records are already there."""
+
+    __slots__ = ("_records",)
+
+    def __init__(self, records: list[Record]) -> None:
+        self._records = records
+
+    def ready(self) -> bool:
+        return True
+
+    def records(self) -> list[Record]:
+        return self._records
+
+
+class InProcess:
+    """Vets in this process, offline."""
+
+    lookahead = 0
+
+    def __init__(self, vet: RecordVetter) -> None:
+        self._vet = vet
+
+    def submit(self, keys: list[Key]) -> Batch:
+        vet = self._vet
+        return Done([vet(k) for k in keys])
+
+    def vet_now(self, key: Key) -> Record:
+        return self._vet(key)
+
+    def close(self) -> None:
+        pass
+
+
+_WORKER: list[RecordVetter] = []  # one per worker process, set by _worker_init
+
+
+def _worker_init(
+    policy: dict[str, Any], server_name: str | None, redact: bool, with_json: bool
+) -> None:
+    """Build this worker's Vetter from the policy's data (any start method works)."""
+    from urlvet.engine import Vetter
+    from urlvet.policy import Policy
+
+    vetter = Vetter(Policy.model_validate(policy))
+    _WORKER[:] = [RecordVetter(vetter, server_name, redact, with_json)]
+
+
+def _worker_vet(keys: list[Key]) -> list[Record]:
+    vet = _WORKER[0]
+    return [vet(k) for k in keys]
+
+
+class _PoolBatch:
+    __slots__ = ("_results",)
+
+    def __init__(self, results: list[AsyncResult[list[Record]]]) -> None:
+        self._results = results
+
+    def ready(self) -> bool:
+        return all(r.ready() for r in self._results)
+
+    def records(self) -> list[Record]:
+        out: list[Record] = []
+        for r in self._results:
+            out.extend(r.get())
+        return out
+
+
+class ProcessPool:
+    """Vets offline in ``jobs`` worker processes, each with its own Vetter built from the
+    policy's data; keys go in chunks, records come back in order."""
+
+    def __init__(self, policy: Policy, options: AuditOptions) -> None:
+        import multiprocessing
+
+        self.lookahead = 2 * options.jobs
+        self._options = options
+        self._policy = policy
+        self._local: list[RecordVetter] = []
+        self._pool: Pool = multiprocessing.get_context().Pool(
+            options.jobs,
+            initializer=_worker_init,
+            initargs=(
+                policy.model_dump(mode="json"),
+                options.server_name,
+                options.redact_secrets,
+                options.json_records,
+            ),
+        )
+
+    def submit(self, keys: list[Key]) -> Batch:
+        pool = self._pool
+        return _PoolBatch(
+            [
+                pool.apply_async(_worker_vet, (keys[i : i + CHUNK],))
+                for i in range(0, len(keys), CHUNK)
+            ]
+        )
+
+    def vet_now(self, key: Key) -> Record:
+        if not self._local:
+            from urlvet.engine import Vetter
+
+            self._local.append(RecordVetter.for_options(Vetter(self._policy), self._options))
+        return self._local[0](key)
+
+    def close(self) -> None:
+        self._pool.terminate()
+        self._pool.join()
+
+
+class Dns:
+    """Vets with DNS (and TLS probes when the policy asks) on an event loop of its own."""
+
+    lookahead = 0
+
+    def __init__(self, vet: RecordVetter) -> None:
+        self._vet = vet
+        self._loop = asyncio.new_event_loop()
+
+    def submit(self, keys: list[Key]) -> Batch:
+        by_host: dict[str, list[Key]] = {}
+        for key in keys:
+            by_host.setdefault(host_of(key[0]), []).append(key)
+        out: dict[Key, Record] = {}
+        self._loop.run_until_complete(self._vet_hosts(list(by_host.values()), out))
+        return Done([out[k] for k in keys])
+
+    async def _vet_hosts(self, groups: list[list[Key]], out: dict[Key, Record]) -> None:
+        limit = asyncio.Semaphore(DNS_CONCURRENCY)
+        vet = self._vet
+
+        async def one_host(keys: list[Key]) -> None:
+            async with limit:
+                for key in keys:
+                    url, server, message = key
+                    verdict = await vet.vetter.avet(url, vet.server(server), message=message)
+                    out[key] = vet.record(verdict)
+
+        await asyncio.gather(*(one_host(keys) for keys in groups))
+
+    def vet_now(self, key: Key) -> Record:
+        return self.submit([key]).records()[0]
+
+    def close(self) -> None:
+        self._loop.close()
+
+
+# --- the loop -------------------------------------------------------------------------------
+
+
+class _Window(NamedTuple):
+    """Occurrences read ahead, with what is known of them so far."""
+
+    items: list[Occurrence | Diagnostic]
+    found: list[Record | None]
+    """The cached record of each item, when there was one as the window was read."""
+    keys: list[Key]
+    """The keys submitted, in order."""
+    batch: Batch
+
+
+class Auditor:
+    """Runs an audit: reads sources, vets each distinct key once, reports every occurrence."""
+
+    def __init__(self, policy: Policy, options: AuditOptions | None = None) -> None:
+        self.policy = policy
+        self.options = options or AuditOptions()
+
+    @property
+    def uses_dns(self) -> bool:
+        """True when the policy resolves names or probes TLS (the audit then runs on an event
+        loop, probes bounded by the prober's concurrency and cached per address, port, host)."""
+        compiled = self.policy.compiled
+        return bool(compiled.dns_enabled or compiled.tls_probe)
+
+    def run(
+        self,
+        sources: Iterable[Source],
+        reporter: Reporter,
+        progress: ProgressFn | None = None,
+        strategy: Strategy | None = None,
+    ) -> Summary:
+        """Audit the sources; results go to ``reporter``. Returns the run's summary.
+
+        ``strategy``: how to vet (closed at the end); by default in process, in worker
+        processes with ``jobs`` > 1, or on an event loop when the policy uses DNS.
+        The caller starts the reporter's writer before and finishes it after (with the
+        summary), so that it can add to the summary first (a baseline written, say).
+        """
+        started = time.perf_counter()
+        meter = Meter()
+        reader = Reader(self.options, meter)
+        items = reader.read(sources)
+        cache = RecordCache(self.options.cache_size, self.options.cache_bytes)
+        if strategy is None:
+            strategy, items = self._strategy(items)
+        try:
+            _loop(items, reporter, cache, strategy, meter, progress)
+        finally:
+            strategy.close()
+        return reporter.summarise(reader, cache.misses, time.perf_counter() - started)
+
+    def _strategy(
+        self, items: Iterator[Occurrence | Diagnostic]
+    ) -> tuple[Strategy, Iterator[Occurrence | Diagnostic]]:
+        from urlvet.engine import Vetter
+
+        if self.uses_dns:
+            return Dns(RecordVetter.for_options(Vetter(self.policy), self.options)), items
+        if self.options.jobs > 1:
+            # Starting workers costs more than vetting a small input here.
+            head = list(itertools.islice(items, WINDOW))
+            items = itertools.chain(head, items)
+            if len(head) >= WINDOW:
+                return ProcessPool(self.policy, self.options), items
+        return InProcess(RecordVetter.for_options(Vetter(self.policy), self.options)), items
+
+
+def _windows(items: Iterator[Occurrence | Diagnostic]) -> Iterator[list[Occurrence | Diagnostic]]:
+    while True:
+        window = list(itertools.islice(items, WINDOW))
+        if not window:
+            return
+        yield window
+
+
+def _loop(
+    items: Iterator[Occurrence | Diagnostic],
+    reporter: Reporter,
+    cache: RecordCache,
+    strategy: Strategy,
+    meter: Meter,
+    progress: ProgressFn | None,
+) -> None:
+    """The one loop of every audit: window -> look up -> vet (the strategy) -> report."""
+    share = SharedParts()
+    data = cache.data
+    move = data.move_to_end
+    inflight: set[Key] = set()
+    pending: deque[_Window] = deque()
+    done = 0
+
+    def look_up(window: list[Occurrence | Diagnostic]) -> _Window:
+        found: list[Record | None] = []
+        keys: list[Key] = []
+        fresh: set[Key] = set()
+        for item in window:
+            if item.__class__ is Diagnostic:
+                found.append(None)
+                continue
+            occ: Occurrence = item  # type: ignore[assignment]
+            key = (occ.url, occ.server, occ.message)
+            rec = data.get(key)
+            if rec is not None:
+                move(key)
+            elif key not in fresh and key not in inflight:
+                fresh.add(key)
+                keys.append(key)
+            found.append(rec)
+        inflight.update(keys)
+        cache.misses += len(keys)
+        return _Window(window, found, keys, strategy.submit(keys))
+
+    def report(window: _Window) -> None:
+        nonlocal done
+        vetted: dict[Key, Record] = {}
+        for key, new in zip(window.keys, window.batch.records(), strict=True):
+            vetted[key] = shared = share(new)
+            cache.put(key, shared)
+            inflight.discard(key)
+        for item, found in zip(window.items, window.found, strict=True):
+            if item.__class__ is Diagnostic:
+                reporter.diagnostic(item)
+                continue
+            occ: Occurrence = item  # type: ignore[assignment]
+            rec: Record | None = found
+            if rec is None:
+                key = (occ.url, occ.server, occ.message)
+                rec = vetted.get(key) or cache.get(key)
+                if rec is None:  # vetted for an earlier window and evicted since
+                    rec = share(strategy.vet_now(key))
+                    cache.put(key, rec)
+                    cache.misses += 1
+            reporter.occurrence(occ, rec)
+            done += 1
+        if progress is not None:
+            progress(meter.bytes, done, meter.name)
+
+    for window in _windows(items):
+        pending.append(look_up(window))
+        while len(pending) > strategy.lookahead or (pending and pending[0].batch.ready()):
+            report(pending.popleft())
+    while pending:
+        report(pending.popleft())
+
+
+def host_of(url: str) -> str:
+    """The host a browser would connect to for ``url``, or '' when it has none."""
+    from urlvet.url import InvalidURL, parse
+
+    try:
+        return parse(url).host.rstrip(".").lower()
+    except (InvalidURL, ValueError):
+        return ""

@@ -1,0 +1,539 @@
+"""Sources: finding the inputs of an audit and reading them into URL occurrences.
+
+- **Sources.** Paths (directories are walked), or ``-`` for stdin. Each source is read as
+  bytes, line by line, never whole: a line longer than the limit, a line that is not UTF-8 or
+  holds a NUL, and a binary or UTF-16 file are reported as :class:`Diagnostic` values and
+  skipped, and the run goes on.
+- **Input kinds.** ``urls`` (one URL a line, ``#`` comments), ``jsonl`` (JSON-RPC messages of
+  MCP traffic in any of the three wire shapes, read by :mod:`urlvet.mcp.wire`, and lines of
+  ``urlvet proxy --log``), ``text`` (free text and logs, URLs found by :mod:`urlvet.audit.scan`).
+  ``auto`` decides per file from its name and first bytes (:func:`sniff_kind`).
+
+Locations are 1-based lines and 1-based columns counted in Unicode code points.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, Literal, NamedTuple
+
+from urlvet.audit.options import AuditOptions, InputKind
+from urlvet.audit.scan import urls_in_text
+from urlvet.errors import InputError
+
+DiagnosticLevel = Literal["error", "warning", "note"]
+
+MAX_LINE_BYTES = 1 << 20
+"""Default line limit for URL lists and text: longer lines are reported and skipped."""
+MAX_JSONL_LINE_BYTES = 16 << 20
+"""Default line limit for JSON Lines: MCP messages with large tool results are long."""
+SNIFF_BYTES = 8192
+
+ASCII_WS = " \t\r\n\x0b\x0c"
+_SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".tox", ".nox"}
+    | {".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis"}
+)
+_JSONL_SUFFIXES = (".jsonl", ".ndjson", ".jsonlines")
+_URL_LIST_SUFFIXES = (".urls", ".url-list")
+
+
+# --- values --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One input: a file, or stdin."""
+
+    name: str
+    """How reports name it: a path relative to the working directory when it lies below it
+    (with '/' separators), else the absolute path; the stdin name for stdin."""
+    path: str | None
+    """The filesystem path; None for stdin."""
+    explicit: bool = True
+    """Named on the command line, rather than found by walking a directory."""
+
+
+class Occurrence(NamedTuple):
+    """One URL at one place in the input."""
+
+    path: str
+    """The source's name."""
+    line: int
+    """1-based line."""
+    column: int
+    """1-based column in Unicode code points."""
+    span: int
+    """Code points the URL occupies on the line (0 when not known)."""
+    url: str
+    """The URL as found."""
+    server: str | None
+    """The server that asked: a URL or 'stdio', as given."""
+    message: str | None
+    """The message shown with the URL (MCP traffic only)."""
+    kind: str
+    """Where it came from: url-list, text, or mcp:<wire shape>."""
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """Input that could not be audited, and why. Errors make the run exit 2."""
+
+    path: str
+    """The source's name."""
+    line: int | None
+    """1-based line, when the problem is one line."""
+    column: int | None
+    """1-based column in code points, when known."""
+    code: str
+    """A stable identifier: unreadable, binary-file, utf16-file, line-too-long, invalid-utf8,
+    nul-byte, invalid-server (errors); malformed-mcp (a warning: its URLs are vetted)."""
+    message: str
+    """What was skipped and why, for a person."""
+    level: DiagnosticLevel = "error"
+    """error (input left unaudited), warning or note."""
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return f"{where}: {self.message}"
+
+
+# --- JSON-RPC messages in log lines (read by urlvet.mcp.wire) -----------------------------------------------------------------------
+
+
+_RPC_KEYS = ("jsonrpc", "method", "result", "error")
+
+
+def messages_in_line(obj: Any) -> Iterator[Any]:
+    """The JSON-RPC message(s) in one JSON line: the line itself, or one a log wraps."""
+    if isinstance(obj, list) or (isinstance(obj, dict) and any(k in obj for k in _RPC_KEYS)):
+        yield obj
+        return
+    if not isinstance(obj, dict):
+        return
+    # A log record wrapping the message: {"ts": ..., "server": ..., "message": {...}}.
+    for value in obj.values():
+        if isinstance(value, dict | list):
+            yield value
+        elif isinstance(value, str) and value[:1] in ("{", "[") and "url" in value:
+            try:
+                yield json.loads(value)
+            except ValueError:
+                continue
+
+
+def _dotted(obj: Any, path: Sequence[str]) -> Any:
+    for part in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(part)
+    return obj
+
+
+# --- reading -------------------------------------------------------------------------------
+
+
+class _Prefixed(io.RawIOBase):
+    """A raw stream that first returns bytes already read (for sniffing), then the rest."""
+
+    def __init__(self, head: bytes, stream: BinaryIO) -> None:
+        self._head = memoryview(head)
+        self._stream = stream
+        self._read = getattr(stream, "read1", None) or stream.read
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._read(len(buffer))
+        n = len(data)
+        buffer[:n] = data
+        return n
+
+
+def sniff_kind(name: str, head: bytes) -> InputKind:
+    """The input kind of a file from its name and first bytes: jsonl, urls or text."""
+    lower = name.lower()
+    if lower.endswith(_JSONL_SUFFIXES):
+        return "jsonl"
+    if lower.endswith(_URL_LIST_SUFFIXES):
+        return "urls"
+    if lower.endswith((".json", ".yaml", ".yml", ".toml", ".md", ".html", ".py", ".js", ".ts")):
+        return "text"
+    text = head.decode("utf-8", "replace").removeprefix("\ufeff")
+    lines = text.splitlines()
+    if len(head) >= SNIFF_BYTES and lines:
+        lines = lines[:-1]  # the last line may be cut short
+    sample = [s for s in (ln.strip(ASCII_WS) for ln in lines) if s and not s.startswith("#")]
+    sample = sample[:20]
+    if not sample:
+        return "urls"
+    if sample[0][0] in "{[":
+        try:
+            json.loads(sample[0])
+        except ValueError:
+            pass
+        else:
+            return "jsonl"
+    # A URL list: most lines are one URL each. A stray non-URL line still makes it a list,
+    # where that line is vetted (and blocked as unparseable) instead of ignored.
+    urls = sum(1 for s in sample if _LONE_URL.match(strip_comment(s)))
+    if urls == len(sample) or (urls >= 2 and 3 * urls >= 2 * len(sample)):
+        return "urls"
+    return "text"
+
+
+_LONE_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:\S*$")
+
+
+def strip_comment(s: str) -> str:
+    # In a URL list, '#' after whitespace starts a comment; in a URL it is the fragment.
+    if "#" in s:
+        m = re.search(r"[ \t]#", s)
+        if m is not None:
+            return s[: m.start()].rstrip(ASCII_WS)
+    return s
+
+
+def expand_paths(paths: Iterable[str], stdin_name: str = "<stdin>") -> Iterator[Source]:
+    """Sources for command-line paths: '-' is stdin; directories are walked in name order,
+    skipping version-control and tool caches; symlinked directories are not followed."""
+    cwd = Path.cwd()
+    for p in paths:
+        if p == "-":
+            yield Source(stdin_name, None)
+            continue
+        path = Path(p)
+        if path.is_dir():
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+                for f in sorted(files):
+                    full = Path(root, f)
+                    yield Source(display_name(full, cwd), str(full), explicit=False)
+        else:
+            yield Source(display_name(path, cwd), str(path))
+
+
+def display_name(path: Path, cwd: Path | None = None) -> str:
+    """A path as reports show it: relative to ``cwd`` with '/' when below it, else absolute."""
+    base = cwd or Path.cwd()
+    absolute = path if path.is_absolute() else base / path
+    try:
+        return absolute.resolve(strict=False).relative_to(base.resolve()).as_posix()
+    except ValueError:
+        return absolute.as_posix() if path.is_absolute() else path.as_posix()
+
+
+class Meter:
+    """Bytes read so far, shared with the progress display."""
+
+    __slots__ = ("bytes", "name")
+
+    def __init__(self) -> None:
+        self.bytes = 0
+        self.name = ""
+
+
+class Reader:
+    """Turns sources into occurrences and diagnostics, one line at a time."""
+
+    def __init__(self, options: AuditOptions, meter: Meter) -> None:
+        self.options = options
+        self.meter = meter
+        self.skipped_files = 0
+        self.sources = 0
+        self.lines = 0
+        self._field = tuple(options.server_field.split(".")) if options.server_field else None
+        self._servers: dict[str, str | None] = {}
+
+    def read(self, sources: Iterable[Source]) -> Iterator[Occurrence | Diagnostic]:
+        for source in sources:
+            self.meter.name = source.name
+            yield from self._source(source)
+
+    def _source(self, source: Source) -> Iterator[Occurrence | Diagnostic]:
+        try:
+            stream: BinaryIO = (
+                sys.stdin.buffer if source.path is None else open(source.path, "rb", buffering=0)  # noqa: SIM115
+            )
+        except OSError as exc:
+            yield Diagnostic(source.name, None, None, "unreadable", _os_reason(exc))
+            return
+        try:
+            try:
+                head = _read_head(stream)
+            except OSError as exc:
+                yield Diagnostic(source.name, None, None, "unreadable", _os_reason(exc))
+                return
+            problem = _binary_problem(head)
+            if problem is not None:
+                if source.explicit:
+                    code, message = problem
+                    yield Diagnostic(source.name, None, None, code, message)
+                else:
+                    self.skipped_files += 1
+                return
+            self.sources += 1
+            kind = self.options.input_kind
+            if kind == "auto":
+                kind = sniff_kind(source.name, head)
+            limit = self.options.max_line_bytes or (
+                MAX_JSONL_LINE_BYTES if kind == "jsonl" else MAX_LINE_BYTES
+            )
+            reader = io.BufferedReader(_Prefixed(head, stream), 1 << 16)
+            lines = self._lines(reader, source.name, limit)
+            if kind == "urls":
+                yield from self._url_list(lines, source.name)
+            elif kind == "jsonl":
+                yield from self._jsonl(lines, source.name)
+            else:
+                yield from self._text(lines, source.name, self.options.server, "text")
+        finally:
+            if source.path is not None:
+                stream.close()
+
+    def _lines(
+        self, reader: BinaryIO, name: str, limit: int
+    ) -> Iterator[tuple[int, str] | Diagnostic]:
+        readline = reader.readline
+        meter = self.meter
+        lineno = 0
+        try:
+            first = True
+            while True:
+                raw = readline(limit + 1)
+                if not raw:
+                    break
+                lineno += 1
+                meter.bytes += len(raw)
+                if first:
+                    first = False
+                    if raw.startswith(b"\xef\xbb\xbf"):
+                        raw = raw[3:]
+                if len(raw) > limit and raw[-1:] != b"\n":
+                    total = len(raw)
+                    while raw[-1:] != b"\n":
+                        raw = readline(1 << 16)
+                        if not raw:
+                            break
+                        total += len(raw)
+                        meter.bytes += len(raw)
+                    total -= len(raw) - len(raw.rstrip(b"\r\n"))  # the line break
+                    yield Diagnostic(
+                        name,
+                        lineno,
+                        None,
+                        "line-too-long",
+                        f"line is {total:,} bytes, over the {limit:,}-byte limit "
+                        "(--max-line-bytes); line skipped",
+                    )
+                    continue
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    column = len(raw[: exc.start].decode("utf-8", "replace")) + 1
+                    yield Diagnostic(
+                        name,
+                        lineno,
+                        column,
+                        "invalid-utf8",
+                        f"invalid UTF-8 (byte 0x{raw[exc.start]:02x}: {exc.reason}); line skipped",
+                    )
+                    continue
+                if "\x00" in text:
+                    yield Diagnostic(
+                        name,
+                        lineno,
+                        text.index("\x00") + 1,
+                        "nul-byte",
+                        "NUL byte in a text line (binary data?); line skipped",
+                    )
+                    continue
+                yield lineno, text.rstrip("\r\n")
+        except OSError as exc:
+            yield Diagnostic(name, lineno + 1, None, "unreadable", _os_reason(exc))
+        finally:
+            self.lines += lineno
+
+    def _url_list(
+        self, lines: Iterator[tuple[int, str] | Diagnostic], name: str
+    ) -> Iterator[Occurrence | Diagnostic]:
+        server = self.options.server
+        ws = ASCII_WS
+        for item in lines:
+            if item.__class__ is Diagnostic:
+                yield item
+                continue
+            lineno, text = item  # type: ignore[misc]
+            url = text.strip(ws)
+            if not url or url[0] == "#":
+                continue
+            if "#" in url and ("\t#" in url or " #" in url):
+                url = strip_comment(url)
+            column = len(text) - len(text.lstrip(ws)) + 1
+            yield Occurrence(name, lineno, column, len(url), url, server, None, "url-list")
+
+    def _text(
+        self,
+        lines: Iterable[tuple[int, str] | Diagnostic],
+        name: str,
+        server: str | None,
+        kind: str,
+    ) -> Iterator[Occurrence | Diagnostic]:
+        for item in lines:
+            if item.__class__ is Diagnostic:
+                yield item
+                continue
+            lineno, text = item  # type: ignore[misc]
+            if ":" not in text:
+                continue
+            for offset, url in urls_in_text(text):
+                yield Occurrence(name, lineno, offset + 1, len(url), url, server, None, kind)
+
+    def _jsonl(
+        self, lines: Iterator[tuple[int, str] | Diagnostic], name: str
+    ) -> Iterator[Occurrence | Diagnostic]:
+        for item in lines:
+            if item.__class__ is Diagnostic:
+                yield item
+                continue
+            lineno, text = item  # type: ignore[misc]
+            s = text.lstrip(ASCII_WS)
+            if not s:
+                continue
+            if s[0] not in "{[":
+                # Logs mix JSON with plain lines: URLs there are found as in free text.
+                yield from self._text(((lineno, text),), name, self.options.server, "text")
+                continue
+            # Every wire shape has a "url" key; a line without one (and without escapes
+            # that could spell it) carries no URL-mode request.
+            if "url" not in s and "\\u" not in s:
+                continue
+            try:
+                obj = json.loads(s)
+            except ValueError:
+                yield from self._text(((lineno, text),), name, self.options.server, "text")
+                continue
+            server = self.options.server
+            if self._field is not None:
+                value = _dotted(obj, self._field)
+                if isinstance(value, str) and value.strip():
+                    server, bad_server = self._checked_server(value.strip(), name, lineno)
+                    if bad_server is not None:
+                        yield bad_server
+            start = 0
+            from urlvet.mcp.proxy.core import read_log_line
+
+            logged = read_log_line(obj)
+            if logged is not None:
+                # A line of `urlvet proxy --log`: its URL, asked by its server.
+                if logged.server is not None and self._field is None and server is None:
+                    server, bad_server = self._checked_server(logged.server, name, lineno)
+                    if bad_server is not None:
+                        yield bad_server
+                column, span, start = _locate(text, logged.url, start)
+                shape = f"mcp:{logged.shape}"
+                yield Occurrence(
+                    name, lineno, column, span, logged.url, server, logged.message, shape
+                )
+                continue
+            from urlvet.mcp.wire import url_requests  # the one MCP parser, lenient mode
+
+            for message in messages_in_line(obj):
+                found = url_requests(message)
+                for problem in found.problems:
+                    yield Diagnostic(name, lineno, None, "malformed-mcp", problem, "warning")
+                for req in found.requests:
+                    column, span, start = _locate(text, req.url, start)
+                    yield Occurrence(
+                        name, lineno, column, span, req.url, server, req.message, req.shape
+                    )
+
+    def _checked_server(
+        self, value: str, name: str, lineno: int
+    ) -> tuple[str | None, Diagnostic | None]:
+        # Each line with a bad server is reported: its URLs were vetted without the server,
+        # so the server rules (UV4xx) could not run on them.
+        if value in self._servers:
+            known = self._servers[value]
+            if known is not None:
+                return known, None
+        from urlvet.server import as_server
+
+        try:
+            as_server(value)
+        except InputError as exc:
+            if len(self._servers) < 4096:
+                self._servers[value] = None
+            return None, Diagnostic(
+                name,
+                lineno,
+                None,
+                "invalid-server",
+                f"--server-field {self.options.server_field}: {exc}; "
+                "the URLs on this line were vetted without a server",
+            )
+        if len(self._servers) < 4096:
+            self._servers[value] = value
+        return value, None
+
+
+def _locate(line: str, url: str, start: int) -> tuple[int, int, int]:
+    """(1-based column, span, next search start) of a URL inside a JSON line."""
+    for form in (url, json.dumps(url)[1:-1], json.dumps(url, ensure_ascii=False)[1:-1]):
+        i = line.find(form, start)
+        if i < 0 and start:
+            i = line.find(form)
+        if i >= 0:
+            return i + 1, len(form), i + len(form)
+    # Escaped some other way (``https:\/\/``): the string value of the next "url" key.
+    m = _URL_KEY.search(line, start) or _URL_KEY.search(line)
+    if m is not None:
+        end = _JSON_STRING_END.search(line, m.end())
+        stop = end.end() - 1 if end is not None else len(line)
+        return m.end() + 1, stop - m.end(), stop
+    return 1, 0, start
+
+
+_URL_KEY = re.compile(r'"url"\s*:\s*"')
+_JSON_STRING_END = re.compile(r'(?<!\\)(?:\\\\)*"')
+
+
+def _read_head(stream: BinaryIO) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while size < SNIFF_BYTES:
+        chunk = stream.read(SNIFF_BYTES - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def _binary_problem(head: bytes) -> tuple[str, str] | None:
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf16-file", "UTF-16 text is not supported: convert the file to UTF-8; skipped"
+    if b"\x00" in head:
+        return "binary-file", "binary file (NUL bytes in its first 8 KiB); skipped"
+    return None
+
+
+def _os_reason(exc: OSError) -> str:
+    return f"cannot read: {exc.strerror or exc}"

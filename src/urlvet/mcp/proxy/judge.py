@@ -1,0 +1,134 @@
+"""The proxy's one seam onto vetting: a decoded server message in, a :class:`Judgement` out.
+
+Parsing is :func:`urlvet.mcp.wire.parse_message` (strict), the replies are built by
+:func:`urlvet.mcp.answers.proxy_action`; this module only vets the URLs in between and says
+what to log.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from urlvet.findings import Decision
+from urlvet.mcp.answers import ProxyAction, proxy_action
+from urlvet.mcp.wire import HookError, JsonId, ParsedMessage, parse_message, url_requests
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from urlvet.engine import Vetter
+    from urlvet.findings import Verdict
+    from urlvet.server import Server
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    """One vetted URL, as ``--log`` writes it."""
+
+    shape: str
+    """The wire shape that carried it (the one claimed, for a malformed message)."""
+    url: str
+    message: str | None
+    decision: str
+    codes: tuple[str, ...]
+    action: str
+    """forwarded, forwarded-with-warning or declined."""
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """What to do with one server message, and what to log about it."""
+
+    action: ProxyAction
+    parsed: ParsedMessage
+    entries: tuple[LogEntry, ...] = ()
+
+
+def _entries(
+    parsed: ParsedMessage, verdicts: Sequence[Verdict], action: ProxyAction, data: Any
+) -> tuple[LogEntry, ...]:
+    shape = parsed.claimed or parsed.shape
+    if parsed.shape == "malformed":
+        # No URL of a malformed message is vetted; the log still names them (read leniently).
+        found = url_requests(data).requests if isinstance(data, dict) else []
+        return tuple(
+            LogEntry(shape, f.url, f.message, Decision.BLOCK.value, (), "declined") for f in found
+        )
+    out = []
+    for request, verdict in zip(parsed.requests, verdicts, strict=True):
+        if action.did == "declined":
+            did = "declined"
+        elif action.did == "forwarded-with-warning" and verdict.decision is Decision.WARN:
+            did = "forwarded-with-warning"
+        else:
+            did = "forwarded"
+        out.append(
+            LogEntry(
+                shape, request.url, request.message, verdict.decision.value, verdict.codes, did
+            )
+        )
+    return tuple(out)
+
+
+class Judge:
+    """Vets the URL requests in server messages, as the configured ``server`` asked."""
+
+    def __init__(self, vetter: Vetter, server: Server) -> None:
+        self.vetter = vetter
+        self.server = server
+        self.server_label = server.url or "stdio"
+        """The server for the log: its URL, or ``stdio``."""
+
+    @staticmethod
+    def parse(data: Any) -> ParsedMessage:
+        """The strict reading of one decoded message."""
+        return parse_message(data)
+
+    async def judge(
+        self,
+        data: Any,
+        *,
+        original_request: Mapping[str, Any] | None = None,
+        retry_id: JsonId | None = None,
+        too_long: int | None = None,
+    ) -> Judgement:
+        """The judgement on one decoded message (an object, not a batch).
+
+        ``original_request`` and ``retry_id`` let a blocked ``input_required`` result be
+        retried. ``too_long`` (the limit it broke) makes a URL request be declined unread.
+        """
+        parsed = parse_message(data)
+        if too_long is not None and parsed.carries_urls:
+            parsed = _as_too_long(parsed, too_long)
+        verdicts: list[Verdict] = []
+        if parsed.shape != "malformed":
+            for request in parsed.requests:
+                verdicts.append(
+                    await self.vetter.avet(request.url, self.server, message=request.message)
+                )
+        if not isinstance(data, dict):
+            return Judgement(ProxyAction("forwarded", None), parsed)
+        action = proxy_action(
+            data, parsed, verdicts, original_request=original_request, retry_id=retry_id
+        )
+        return Judgement(action, parsed, _entries(parsed, verdicts, action, data))
+
+
+def _as_too_long(parsed: ParsedMessage, limit: int) -> ParsedMessage:
+    keys = tuple(r.key for r in parsed.requests if r.key is not None)
+    return dataclasses.replace(
+        parsed,
+        shape="malformed",
+        requests=(),
+        claimed=parsed.claimed or parsed.shape,
+        declinable_keys=parsed.declinable_keys or keys,
+        error=HookError(
+            code="too-long",
+            message=f"the message is longer than {limit:,} bytes; it was not read",
+        ),
+    )
+
+
+__all__ = ["Judge", "Judgement", "LogEntry"]

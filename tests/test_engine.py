@@ -1,0 +1,251 @@
+"""The engine's host cache and batch API: per-host findings are computed once per (host,
+server) and reused, and that changes no verdict.
+
+The equivalence test vets every URL of corpus/ and of the shared external corpora (WHATWG,
+SSRF, IDN, lookalike, IANA...) with a cached and an uncached Vetter (``host_cache_size=0`` runs
+every rule on every URL) and compares the whole verdicts: decision, findings, messages and
+evidence. Each host also comes back under other schemes, user info, ports, paths and queries,
+so that a rule wrongly declared per-host (one that reads more than the host) shows up.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import pytest
+
+from corpora import CORPORA, OFFLINE
+from urlvet import Policy, Verdict, Vetter
+from urlvet.checks.registry import rules as all_rules
+from urlvet.errors import InputError
+from urlvet.evaluate import default_corpus_files, load_cases
+from urlvet.url import HostKind, InvalidURL, parse
+
+SERVERS: tuple[str | None, ...] = (None, "stdio", "https://mcp.paypal.com/sse")
+
+# Settings that make the per-host rules say more: allowed and blocked networks and domains,
+# expected domains for a server, protected domains, a severity override.
+RICH_POLICY: dict[str, Any] = {
+    "dns": {"enabled": False},
+    "networks": {"allowed": ["10.20.0.0/16"], "blocked": ["45.33.0.0/16", "2600:3c01::/32"]},
+    "domains": {"allowed": ["wiki.corp"], "blocked": ["badcorp.com", "bücher.de"]},
+    "servers": {"github": {"domains": ["github.com", "githubusercontent.com"]}},
+    "protected_domains": ["acme-bank.com"],
+    "severity": {"UV203": "critical", "UV305": "low"},
+}
+
+
+def _strings(node: Any) -> Iterator[str]:
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield key
+            yield from _strings(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _strings(value)
+
+
+def external_inputs() -> list[str]:
+    """Every string of the shared corpora, and a web URL on each one that could be a host."""
+    found: dict[str, None] = {}
+    for path in sorted(CORPORA.glob("**/*.json")):
+        for text in _strings(json.loads(path.read_text(encoding="utf-8"))):
+            found[text] = None
+            if text and len(text) < 300 and not any(c in text for c in " /:?#@\\\n"):
+                found[f"https://{text}/"] = None
+    for path in sorted(CORPORA.glob("**/*.txt")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            found[line.strip()] = None
+    return list(found)
+
+
+# The same host in every URL-level context the per-URL rules read: plain http, a port, user
+# info, redirect parameters (UV210, UV406), an OAuth path (trusted third parties), a fragment,
+# a non-web scheme, an opaque host, a backslash trick (UV104).
+TEMPLATES = (
+    "http://{h}/",
+    "https://{h}/",
+    "https://{h}:8443/login?redirect_uri=https%3A%2F%2Fevil.example%2Fcb&state=1",
+    "https://{h}/o/oauth2/auth?redirect_uri=http://169.254.169.254/&next=http://10.0.0.1/",
+    "https://admin:hunter2@{h}/",
+    "https://paypal.com@{h}/",
+    "ws://{h}:81/socket",
+    "ftp://{h}/file",
+    "git://{h}/repo#frag",
+    "HTTPS://{h}\\\\@paypal.com/",
+    "https://{h}/oauth2/v2/auth",
+)
+# For the 28,000 strings of the external corpora, the contexts that differ most from each other.
+FEW_TEMPLATES = (
+    "http://admin:pw@{h}:8443/login?redirect_uri=http://169.254.169.254/&x=https%3A%2F%2Fa.b%2F#f",
+    "HTTPS://{h}\\\\@paypal.com/",
+)
+
+
+def host_variants(urls: Iterable[str], templates: Iterable[str] = TEMPLATES) -> list[str]:
+    """Each parseable URL's host again in the URL-level contexts of ``templates``."""
+    out: dict[str, None] = {}
+    for url in urls:
+        try:
+            parsed = parse(url)
+        except InvalidURL:
+            continue
+        if not parsed.host:
+            continue
+        host = f"[{parsed.host}]" if parsed.host_kind is HostKind.IPV6 else parsed.host
+        for template in templates:
+            out[template.format(h=host)] = None
+    return list(out)
+
+
+def _mismatches(
+    cached: Vetter,
+    uncached: Vetter,
+    urls: list[str],
+    servers: Iterable[str | None],
+    *,
+    backwards: bool = True,
+) -> list[str]:
+    bad: list[str] = []
+    for server in servers:
+        want = [uncached.vet_offline(url, server) for url in urls]
+        # Forwards, then backwards: the cached findings then come from another URL of the
+        # host than the one that filled the cache.
+        rounds = (
+            [range(len(urls)), range(len(urls) - 1, -1, -1)] if backwards else [range(len(urls))]
+        )
+        for order in rounds:
+            for i in order:
+                got = cached.vet_offline(urls[i], server)
+                if got != want[i]:
+                    bad.append(
+                        f"{urls[i]!r} from {server}: {got.codes} cached, {want[i].codes} uncached"
+                    )
+    return bad
+
+
+def _pair(policy: dict[str, Any]) -> tuple[Vetter, Vetter]:
+    return Vetter(Policy.model_validate(policy)), Vetter(
+        Policy.model_validate(policy), host_cache_size=0
+    )
+
+
+def test_corpus_verdicts_are_the_same_with_and_without_the_host_cache() -> None:
+    cases = load_cases(default_corpus_files())
+    assert len(cases) > 800
+    vetters: dict[str, tuple[Vetter, Vetter]] = {}
+    bad: list[str] = []
+    for case in cases:
+        policy = {"dns": {"enabled": False}, **(case.policy or {})}
+        key = json.dumps(policy, sort_keys=True)
+        cached, uncached = vetters.setdefault(key, _pair(policy))
+        server = case.server
+        name = case.server_name
+        for asked in (server, None, "stdio"):
+            got = cached.vet_offline(case.url, _as_server(asked, name), message=case.message)
+            want = uncached.vet_offline(case.url, _as_server(asked, name), message=case.message)
+            if got != want:
+                bad.append(f"{case.source}: {got.codes} cached, {want.codes} uncached")
+    assert not bad, "\n".join(bad[:20])
+
+
+def _as_server(server: str | None, name: str | None) -> Any:
+    from urlvet.server import as_server
+
+    if server is None:
+        return None
+    return as_server(server, name=name)
+
+
+def test_corpus_hosts_in_every_url_context_agree_under_every_corpus_policy() -> None:
+    cases = load_cases(default_corpus_files())
+    urls = [c.url for c in cases]
+    variants = [*urls, *host_variants(urls)]
+    policies = [{"dns": {"enabled": False}}, RICH_POLICY]
+    policies += [{"dns": {"enabled": False}, **c.policy} for c in cases if c.policy]
+    seen: set[str] = set()
+    bad: list[str] = []
+    for policy in policies:
+        key = json.dumps(policy, sort_keys=True)
+        if key in seen:
+            continue
+        seen.add(key)
+        cached, uncached = _pair(policy)
+        if policy in ({"dns": {"enabled": False}}, RICH_POLICY):
+            bad += _mismatches(cached, uncached, variants, SERVERS)
+        else:  # the corpus's own policies: only what they change
+            bad += _mismatches(cached, uncached, variants, (None,), backwards=False)
+    assert not bad, "\n".join(bad[:20])
+
+
+def test_external_corpora_verdicts_are_the_same_with_and_without_the_host_cache() -> None:
+    inputs = external_inputs()
+    assert len(inputs) > 10_000  # the shared corpora are there and were read
+    urls = [*inputs, *host_variants(inputs, FEW_TEMPLATES)]
+    # Each host comes back right after its first URL (its variants), served from the cache.
+    # A remote server, so that the server rules run too.
+    bad = _mismatches(
+        *_pair({"dns": {"enabled": False}}),
+        urls,
+        ("https://mcp.example.com/mcp",),
+        backwards=False,
+    )
+    assert not bad, "\n".join(bad[:20])
+
+
+def test_a_small_host_cache_evicts_and_still_agrees() -> None:
+    cases = load_cases(default_corpus_files())
+    urls = [c.url for c in cases]
+    small = Vetter(Policy(dns={"enabled": False}), host_cache_size=8)
+    uncached = Vetter(Policy(dns={"enabled": False}), host_cache_size=0)
+    assert _mismatches(small, uncached, urls, (None,)) == []
+    assert len(small._host_cache) == 8  # bounded (no public view of the cache)
+
+
+def test_per_host_rules_are_url_rules() -> None:
+    flagged = [r for r in all_rules().values() if r.per_host]
+    assert flagged, "no rule is computed per host"
+    assert all(r.kind == "url" for r in flagged)
+    # The rules that read the scheme, user info, port, path, query or raw text never are.
+    for code in ("UV101", "UV102", "UV103", "UV104", "UV107", "UV206", "UV210", "UV401", "UV406"):
+        assert not all_rules()[code].per_host, code
+
+
+def test_vet_many_gives_the_verdicts_of_vet_in_order() -> None:
+    urls = [
+        "https://example.com/a",
+        "http://10.0.0.1/",
+        b"https://xn--pypal-4ve.com/",
+        "not a url",
+        "https://example.com/b?x=1",
+    ]
+    many = list(OFFLINE.vet_many(urls, server="https://mcp.example.com/mcp"))
+    assert all(isinstance(v, Verdict) for v in many)
+    assert many == [OFFLINE.vet(u, "https://mcp.example.com/mcp") for u in urls]
+    assert [v.url for v in many] == [u if isinstance(u, str) else u.decode() for u in urls]
+
+
+def test_vet_many_is_lazy_over_an_endless_input() -> None:
+    def endless() -> Iterator[str]:
+        i = 0
+        while True:
+            yield f"https://host{i % 3}.example.com/{i}"
+            i += 1
+
+    verdicts = OFFLINE.vet_many(endless())
+    first = [next(verdicts) for _ in range(5)]
+    assert [v.url for v in first] == [f"https://host{i % 3}.example.com/{i}" for i in range(5)]
+
+
+def test_vet_many_refuses_a_malformed_server_at_once() -> None:
+    with pytest.raises(InputError):
+        OFFLINE.vet_many(["https://example.com/"], server="ftp://nope")
+
+
+def test_a_negative_host_cache_size_is_refused() -> None:
+    with pytest.raises(ValueError):
+        Vetter(Policy(dns={"enabled": False}), host_cache_size=-1)

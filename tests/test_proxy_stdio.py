@@ -1,0 +1,474 @@
+"""``urlvet proxy -- COMMAND``: the wire, byte for byte, and the faults, with a scripted server.
+
+The server is tests/jsonrpc_server.py, a hand-written JSON-RPC server the test scripts through
+``test/send`` (write these lines verbatim) and ``test/received`` (what it has read): it sends the
+draft's shapes, malformed and over-long lines, big results and input_required results the SDK
+cannot. The client is this test, talking JSON lines to the real proxy command's stdin/stdout.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_specs import DRAFT_TEXT, code_blocks
+from proxy_harness import JSONRPC_SERVER, env, proxy_command
+from urlvet.mcp.answers import URL_BLOCKED
+
+BLOCKED = "https://google.com@evil.example/"
+WARNED = "https://93.184.216.34/"  # a public IP literal: UV205, a warning
+ALLOWED = "https://example.com/x"
+DRAFT_SERVER = "https://example.com/mcp"
+TIMEOUT = 30.0
+
+
+class Proxied:
+    """The proxy in front of the scripted server, driven as a client drives it."""
+
+    def __init__(self, *options: str, server_args: tuple[str, ...] = (), dns: bool = False) -> None:
+        cmd = proxy_command(
+            *(() if dns else ("--no-dns",)),
+            *options,
+            command=[sys.executable, str(JSONRPC_SERVER), *server_args],
+        )
+        self.proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env(),
+        )
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        self.stderr = b""
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read_err, daemon=True).start()
+        self._next = 1000
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def _read_err(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr += line
+
+    def send_raw(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send(self, message: Any) -> None:
+        self.send_raw(json.dumps(message).encode() + b"\n")
+
+    def recv(self, timeout: float = TIMEOUT) -> bytes:
+        line = self.lines.get(timeout=timeout)
+        assert line is not None, f"the proxy closed its stdout; stderr: {self.stderr!r}"
+        return line
+
+    def request(self, method: str, params: Any = None) -> int:
+        self._next += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        return self._next
+
+    def until_response(self, msg_id: int) -> tuple[dict[str, Any], list[bytes]]:
+        """Read until the response to ``msg_id``: (it, the lines before it)."""
+        before = []
+        while True:
+            line = self.recv()
+            try:
+                data = json.loads(line)
+            except ValueError:
+                data = None
+            if isinstance(data, dict) and data.get("id") == msg_id and "method" not in data:
+                return data, before
+            before.append(line)
+
+    def script(self, *lines: str | bytes) -> list[bytes]:
+        """Have the server write ``lines``; what the client got before the server's '{}'."""
+        texts = [x.decode() if isinstance(x, bytes) else x for x in lines]
+        _, got = self.until_response(self.request("test/send", {"lines": texts}))
+        return got
+
+    def received(self) -> list[Any]:
+        """What the server has read so far, decoded (unreadable lines as text)."""
+        time.sleep(0.2)  # declines are written right after the message: let them land
+        result, _ = self.until_response(self.request("test/received"))
+        out = []
+        for text in result["result"]["lines"]:
+            try:
+                out.append(json.loads(text))
+            except ValueError:
+                out.append(text)
+        return out
+
+    def close(self, timeout: float = TIMEOUT) -> int:
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        return self.proc.wait(timeout=timeout)
+
+
+@pytest.fixture
+def proxied() -> Any:
+    p = Proxied("--server", DRAFT_SERVER)
+    yield p
+    p.close()
+    if p.proc.poll() is None:
+        p.proc.kill()
+
+
+def _elicit(msg_id: int | str, url: str, message: str = "Please sign in.") -> str:
+    params = {"mode": "url", "elicitationId": f"e-{msg_id}", "url": url, "message": message}
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": msg_id, "method": "elicitation/create", "params": params}
+    )
+
+
+def _draft(index: int) -> dict[str, Any]:
+    return copy.deepcopy(code_blocks(DRAFT_TEXT)[index])
+
+
+def _replies_to(received: list[Any], msg_id: Any) -> list[Any]:
+    return [
+        m for m in received if isinstance(m, dict) and m.get("id") == msg_id and "method" not in m
+    ]
+
+
+# -- the wire ----------------------------------------------------------------------------------
+
+
+def test_unrelated_traffic_passes_byte_for_byte_and_in_order(proxied: Proxied) -> None:
+    lines = [
+        '{ "jsonrpc" : "2.0", "method": "notifications/message", "params": {"level": "info"} }',
+        '{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"caf\\u00e9 \\/ x"}}',
+        '[{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}},'
+        '{"jsonrpc":"2.0","id":"s1","method":"ping"}]',
+        '{"jsonrpc":"2.0","id":"s2","method":"elicitation/create","params":{"mode":"form",'
+        '"message":"Name?","requestedSchema":{"type":"object","properties":{}}}}',
+        '{"jsonrpc":"2.0","id":"s3","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}',
+        "not json at all",
+    ]
+    got = proxied.script(*lines)
+    assert got == [line.encode() + b"\n" for line in lines]
+
+
+def test_draft_example_interaction_allowed_is_forwarded_byte_for_byte(proxied: Proxied) -> None:
+    text = json.dumps(_draft(1), indent=None)
+    assert proxied.script(text) == [text.encode() + b"\n"]
+
+
+def test_draft_interaction_blocked_is_declined_with_minus_32099(proxied: Proxied) -> None:
+    message = _draft(1)
+    message["id"] = 77
+    message["params"]["interaction"]["url"] = BLOCKED
+    assert proxied.script(json.dumps(message)) == []
+    replies = _replies_to(proxied.received(), 77)
+    assert replies == [
+        {
+            "jsonrpc": "2.0",
+            "id": 77,
+            "error": {"code": -32099, "message": "User did not consent to the interaction."},
+        }
+    ]
+
+
+def test_draft_interaction_warned_gets_a_urlvet_line_in_its_text_content(
+    proxied: Proxied,
+) -> None:
+    message = _draft(1)
+    message["params"]["interaction"]["url"] = WARNED
+    (got,) = proxied.script(json.dumps(message))
+    data = json.loads(got)
+    text = data["params"]["interaction"]["message"]["text"]
+    first, rest = text.split("\n", 1)
+    assert first.startswith("urlvet: ")
+    assert "UV205" in first
+    assert rest == "Authorization is required to access your Example Co files."
+    assert data["params"]["interaction"]["url"] == WARNED
+    assert data["params"]["id"] == message["params"]["id"]
+
+
+def test_draft_interaction_required_error_blocked_becomes_urlvets_error(
+    proxied: Proxied,
+) -> None:
+    message = _draft(2)
+    message["id"] = 55
+    message["error"]["data"]["url"] = BLOCKED
+    (got,) = proxied.script(json.dumps(message))
+    data = json.loads(got)
+    assert data["id"] == 55
+    assert data["error"]["code"] == URL_BLOCKED
+    assert data["error"]["message"].startswith("urlvet blocked the URL")
+    assert "UV104" in data["error"]["message"]
+
+
+def test_elicitation_blocked_allowed_and_warned(proxied: Proxied) -> None:
+    got = proxied.script(_elicit(1, BLOCKED), _elicit(2, ALLOWED), _elicit(3, WARNED, "Open it."))
+    assert got[0] == _elicit(2, ALLOWED).encode() + b"\n"
+    warned = json.loads(got[1])
+    assert warned["params"]["message"].startswith("urlvet: ")
+    assert warned["params"]["message"].endswith("\nOpen it.")
+    assert len(got) == 2
+    assert _replies_to(proxied.received(), 1) == [
+        {"jsonrpc": "2.0", "id": 1, "result": {"action": "decline"}}
+    ]
+
+
+def test_input_required_blocked_is_retried_with_a_decline_and_the_client_sees_what_follows(
+    proxied: Proxied,
+) -> None:
+    ask = {
+        "pay": {
+            "method": "elicitation/create",
+            "params": {"mode": "url", "url": BLOCKED, "message": "Pay."},
+        }
+    }
+    call = proxied.request("tools/call", {"name": "t", "arguments": {"ask": ask, "n": 1}})
+    response, before = proxied.until_response(call)
+    assert before == []
+    # The server echoes the params it got: the retry carried the decline and the state.
+    echoed = json.loads(response["result"]["content"][0]["text"])
+    assert echoed["inputResponses"] == {"pay": {"action": "decline"}}
+    assert echoed["requestState"] == "state-1"
+    assert echoed["arguments"] == {"ask": ask, "n": 1}
+    retried = [
+        m
+        for m in proxied.received()
+        if isinstance(m, dict) and m.get("method") == "tools/call" and m["id"] != call
+    ]
+    assert len(retried) == 1
+    assert str(retried[0]["id"]).startswith("urlvet-retry-")
+
+
+def test_input_required_warned_is_forwarded_rewritten(proxied: Proxied) -> None:
+    ask = {
+        "k": {
+            "method": "elicitation/create",
+            "params": {"mode": "url", "url": WARNED, "message": "M"},
+        }
+    }
+    call = proxied.request("tools/call", {"name": "t", "arguments": {"ask": ask}})
+    response, _ = proxied.until_response(call)
+    assert response["result"]["resultType"] == "input_required"
+    message = response["result"]["inputRequests"]["k"]["params"]["message"]
+    assert message.startswith("urlvet: ")
+    assert message.endswith("\nM")
+
+
+# -- faults ------------------------------------------------------------------------------------
+
+
+def test_malformed_url_request_is_declined_never_forwarded(proxied: Proxied) -> None:
+    no_url = '{"jsonrpc":"2.0","id":9,"method":"elicitation/create","params":{"mode":"url","message":"x"}}'
+    broken = '{"jsonrpc":"2.0","id":10,"method":"elicitation/create","params":{"mode":"url","url":'
+    escaped = '{"jsonrpc":"2.0","id":11,"method":"elicitation\\/create","params":{"mode":"url","url":"https://google.com@evil.example/","message":"m"}}'
+    assert proxied.script(no_url, broken, escaped) == []
+    received = proxied.received()
+    assert _replies_to(received, 9) == [
+        {"jsonrpc": "2.0", "id": 9, "result": {"action": "decline"}}
+    ]
+    assert _replies_to(received, 11) == [
+        {"jsonrpc": "2.0", "id": 11, "result": {"action": "decline"}}
+    ]
+
+
+def test_over_long_url_request_is_declined_never_forwarded(proxied: Proxied) -> None:
+    line = _elicit(12, ALLOWED, "x" * (2 << 20))
+    assert proxied.script(line) == []
+    assert _replies_to(proxied.received(), 12) == [
+        {"jsonrpc": "2.0", "id": 12, "result": {"action": "decline"}}
+    ]
+
+
+def _peak_rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+def _proxy_pid(p: Proxied) -> int:
+    return p.proc.pid
+
+
+def test_a_10_mb_message_passes_with_bounded_memory(proxied: Proxied) -> None:
+    proxied.until_response(proxied.request("test/big", {"size": 1000}))  # started and warm
+    before = _peak_rss_kib(_proxy_pid(proxied))
+    size = 10_000_000
+    msg_id = proxied.request("test/big", {"size": size})
+    response, _ = proxied.until_response(msg_id)
+    assert len(response["result"]["blob"]) == size
+    # And a second one: memory does not grow with each big message.
+    response, _ = proxied.until_response(proxied.request("test/big", {"size": size}))
+    peak = _peak_rss_kib(_proxy_pid(proxied))
+    grown_mb = (peak - before) / 1024
+    assert grown_mb < 6 * size / 1e6, f"the proxy grew by {grown_mb:.0f} MB for a 10 MB message"
+
+
+def test_a_thousand_concurrent_tool_calls(proxied: Proxied) -> None:
+    ids = []
+    for n in range(1000):
+        ids.append(
+            proxied.request("tools/call", {"name": "echo", "arguments": {"n": n, "delay": 0.5}})
+        )
+    seen: dict[int, int] = {}
+    for _ in range(1000):
+        data = json.loads(proxied.recv())
+        echoed = json.loads(data["result"]["content"][0]["text"])
+        seen[data["id"]] = echoed["arguments"]["n"]
+    assert sorted(seen) == ids
+    assert all(seen[i] == i - ids[0] for i in ids)
+
+
+def test_child_exit_is_the_proxys_exit_after_flushing(proxied: Proxied) -> None:
+    lines = [
+        f'{{"jsonrpc":"2.0","method":"notifications/message","params":{{"n":{n}}}}}'
+        for n in range(50)
+    ]
+    proxied.send({"jsonrpc": "2.0", "id": 1, "method": "test/send", "params": {"lines": lines}})
+    proxied.send({"jsonrpc": "2.0", "id": 2, "method": "test/exit", "params": {"code": 3}})
+    got = [proxied.recv() for _ in range(51)]
+    assert got[:50] == [line.encode() + b"\n" for line in lines]
+    assert proxied.proc.wait(timeout=TIMEOUT) == 3
+    assert proxied.lines.get(timeout=TIMEOUT) is None  # stdout closed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is gone for our purposes.
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+def test_client_hang_up_stops_a_stubborn_child_and_leaves_no_orphan() -> None:
+    p = Proxied(server_args=("--stubborn",))
+    deadline = time.monotonic() + TIMEOUT
+    while b"grandchild=" not in p.stderr:
+        assert time.monotonic() < deadline, p.stderr
+        time.sleep(0.05)
+    grandchild = int(p.stderr.split(b"grandchild=")[1].split()[0])
+    child = int(
+        subprocess.run(
+            ["pgrep", "-P", str(p.proc.pid)], capture_output=True, text=True, check=False
+        ).stdout.split()[0]
+    )
+    assert _alive(child)
+    assert _alive(grandchild)
+    started = time.monotonic()
+    status = p.close()  # the client hangs up: stdin closed
+    took = time.monotonic() - started
+    assert status == 128 + signal.SIGKILL  # it ignored stdin's end and SIGTERM
+    assert took < 15
+    time.sleep(0.2)
+    assert not _alive(child)
+    assert not _alive(grandchild)
+
+
+def test_a_missing_command_is_a_clear_error() -> None:
+    proc = subprocess.run(
+        proxy_command("--no-dns", command=["/nonexistent/server"]),
+        capture_output=True,
+        text=True,
+        env=env(),
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert "cannot start '/nonexistent/server'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+# -- the log, and urlvet audit reading it ------------------------------------------------------
+
+
+def test_log_lines_and_urlvet_audit_reads_them(tmp_path: Path) -> None:
+    log = tmp_path / "proxy.log"
+    p = Proxied("--log", str(log), "--server-name", "scripted")
+    try:
+        p.script(_elicit(1, BLOCKED), _elicit(2, ALLOWED), _elicit(3, WARNED))
+    finally:
+        p.close()
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(e["url"], e["decision"], e["action"]) for e in entries] == [
+        (BLOCKED, "block", "declined"),
+        (ALLOWED, "allow", "forwarded"),
+        (WARNED, "warn", "forwarded-with-warning"),
+    ]
+    for e in entries:
+        assert set(e) >= {"time", "server", "shape", "url", "decision", "codes", "action"}
+        assert e["server"] == "stdio"
+        assert e["server_name"] == "scripted"
+        assert e["shape"] == "elicitation/create"
+    assert entries[0]["codes"][0] == "UV104"
+    audit = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from urlvet.cli import main; main()",
+            "audit",
+            "--no-dns",
+            "--format",
+            "jsonl",
+            str(log),
+        ],
+        capture_output=True,
+        text=True,
+        env=env(),
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert audit.returncode == 1, audit.stderr
+    found = [json.loads(line) for line in audit.stdout.splitlines()]
+    by_url = {f["url"]: f["decision"] for f in found}
+    assert by_url == {BLOCKED: "block", ALLOWED: "allow", WARNED: "warn"}
+
+
+def test_sigterm_to_the_proxy_stops_the_child_and_exits_with_its_status() -> None:
+    p = Proxied()
+    p.until_response(p.request("ping"))  # both running
+    child = int(
+        subprocess.run(
+            ["pgrep", "-P", str(p.proc.pid)], capture_output=True, text=True, check=False
+        ).stdout.split()[0]
+    )
+    p.proc.send_signal(signal.SIGTERM)
+    # The child's stdin is closed first: it ends on its own, with status 0.
+    assert p.proc.wait(timeout=TIMEOUT) == 0
+    time.sleep(0.2)
+    assert not _alive(child)
+
+
+@pytest.mark.dns
+def test_with_dns_a_name_that_resolves_into_the_network_is_declined(
+    nsd: tuple[str, int],
+) -> None:
+    host, port = nsd
+    p = Proxied("--dns", "--nameserver", f"{host}:{port}", dns=True)
+    try:
+        private = _elicit(1, "https://private-10.urlvet.test/login")
+        public = _elicit(2, "https://public.urlvet.test/login")
+        assert p.script(private, public) == [public.encode() + b"\n"]
+        assert _replies_to(p.received(), 1) == [
+            {"jsonrpc": "2.0", "id": 1, "result": {"action": "decline"}}
+        ]
+    finally:
+        p.close()
