@@ -8,7 +8,7 @@
   with an ``id:`` line, then the response ``{"content": [{"type": "text", "text": "done"}]}``;
 - POST ``tools/call`` with ``arguments.ask``: an ``input_required`` JSON result asking for it
   (requestState ``state-1``), or, once the params hold ``inputResponses``, a JSON result echoing
-  the params;
+  the params (or, with ``arguments.retry_status``, that HTTP status);
 - POST ``tools/call`` with ``arguments.status``: that HTTP status and a plain body;
 - any other POST of a request: ``{}``; of a response or notification: 202;
 - GET: 405; DELETE: 200.
@@ -62,6 +62,8 @@ async def endpoint(request: Request) -> Response:
 
         return StreamingResponse(stream(), media_type="text/event-stream", headers=SESSION)
     if msg["method"] == "tools/call" and "ask" in args:
+        if "inputResponses" in params and "retry_status" in args:
+            return Response("retry refused", status_code=int(args["retry_status"]))
         if "inputResponses" in params:
             result: dict[str, Any] = {"content": [{"type": "text", "text": json.dumps(params)}]}
         else:

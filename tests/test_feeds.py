@@ -6,6 +6,7 @@ import gzip
 import ipaddress
 import os
 import time
+from array import array
 from pathlib import Path
 
 import pytest
@@ -495,3 +496,55 @@ def test_a_bad_feed_makes_urlvet_check_exit_2_naming_file_and_line(tmp_path: Pat
         f"{tmp_path / 'f.txt'}:3: 'https://evil.example/' is a URL, not a domain" in result.stderr
     )
     assert "Traceback" not in result.output
+
+
+def test_feed_keys_validate_against_the_committed_schema() -> None:
+    import json
+
+    import jsonschema
+    import yaml
+
+    schema = json.loads(
+        (Path(__file__).resolve().parents[1] / "rules/policy.schema.json").read_text(
+            encoding="utf-8"
+        )
+    )
+    good = yaml.safe_load(
+        "domains:\n  blocked_files: [a.txt, {path: b.csv.gz, column: domain, name: B}]\n"
+        "  allowed_files: [c.txt]\nnetworks: {blocked_files: [{path: d.txt, format: cidr}]}\n"
+        "urls: {blocked: ['https://x.example/a'], blocked_files: [{path: e.txt, on_error: skip}]}\n"
+    )
+    jsonschema.validate(good, schema)
+    bad = yaml.safe_load("urls: {blocked_files: [{path: e.txt, on_error: ignore}]}\n")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema)
+
+
+def test_a_million_line_feed_keeps_every_line_number_across_chunks(tmp_path: Path) -> None:
+    # Correctness at the size real feeds have (bench/feeds_bench.py measures the speed): the
+    # file is read in 1 MiB chunks, so entries on both sides of every chunk boundary must keep
+    # their line; and the cached copy must answer the same.
+    n = 1_000_000
+    feed = tmp_path / "big.txt"
+    with open(feed, "w", encoding="utf-8") as f:
+        f.write("# a large feed\n")
+        f.writelines(f"d{i}.example\n" for i in range(n))
+    spec = FeedSpec(str(feed), "big.txt", "domains")
+    cold = load_feed(spec, tmp_path / "cache")
+    cached = load_feed(spec, tmp_path / "cache")
+    assert (len(cold), len(cached), cold.from_cache, cached.from_cache) == (n, n, False, True)
+    # Every entry, in file order, with its line: nothing lost or shifted at a chunk boundary.
+    expected = "".join(f"d{i}.example" for i in range(n)).encode()
+    for table in (cold, cached):
+        assert table.lines == array("I", range(2, n + 2))
+        assert table.blob == expected
+        assert table.offsets[-1] == len(expected)
+    step = 1_048_576 // len("d500000.example\n")  # about one chunk of lines
+    probes = [0, 1, n - 1, *range(step - 3, n, step), *range(step + 3, n, step)]
+    for table in (cold, cached):
+        feeds = FeedSet((table,))
+        for i in probes:
+            hit = feeds.match_domain(f"www.d{i}.example")
+            assert hit is not None, i
+            assert (hit.entry, hit.line) == (f"d{i}.example", i + 2)
+        assert feeds.match_domain(f"d{n}.example") is None

@@ -394,3 +394,26 @@ def test_explain_in_json(tmp_path: Path) -> None:
         "matched": [],
     }
     assert item["explain"]["decision"].startswith("warn: the most serious finding is medium")
+
+
+def test_explain_names_a_select_that_leaves_a_rule_out(tmp_path: Path) -> None:
+    policy = _write(tmp_path / "team.toml", 'select = ["UV1"]\n')
+    out = _explain("--policy", str(policy), "https://8.8.8.8/")
+    assert (
+        f"UV205 public-address-literal [medium] would fire; turned off by select: UV1 ({policy}:1)"
+        in out
+    )
+    out = _explain("--select", "UV1,UV4", "https://8.8.8.8/")
+    assert "turned off by --select UV1,UV4 on the command line" in out
+
+
+def test_junit_report_of_a_broken_file_is_an_error_element(tmp_path: Path) -> None:
+    _write(tmp_path / "p.yaml", "{}\n")
+    _write(tmp_path / "p.fixtures.yaml", "- url: https://x.example/\n  must: [UV999]\n")
+    result = _run("policy", "test", "--format", "junit", str(tmp_path))
+    assert result.exit_code == 2
+    root = ET.fromstring(result.stdout)
+    assert (root.get("tests"), root.get("errors"), root.get("failures")) == ("1", "1", "0")
+    error = root.find("testsuite/testcase/error")
+    assert error is not None
+    assert "must: unknown rule code, prefix or name 'UV999'" in (error.get("message") or "")

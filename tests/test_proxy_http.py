@@ -223,3 +223,41 @@ def test_sse_events_are_found_whatever_the_chunking() -> None:
             (b": keep-alive\n\n", None),
             (b'id: 2\r\ndata: {"b":\r\ndata: 2}\r\n\r\n', b'{"b":\n2}'),
         ], cut
+
+
+def test_concurrent_tool_calls_over_http(proxy: str) -> None:
+    """200 at once (the 1,000 of the stdio test take minutes here: httpx's client pool, not the
+    proxy, is slow with that many waiting requests, directly to the upstream as well)."""
+    import anyio
+
+    async def main() -> dict[int, Any]:
+        got: dict[int, Any] = {}
+        async with httpx.AsyncClient(timeout=120) as client:
+
+            async def one(n: int) -> None:
+                resp = await client.post(proxy, content=_call(n, plain=n), headers=HEADERS)
+                got[n] = resp.json()
+
+            async with anyio.create_task_group() as tg:
+                for n in range(1000, 1200):
+                    tg.start_soon(one, n)
+        return got
+
+    got = anyio.run(main)
+    assert sorted(got) == list(range(1000, 1200))
+    assert all(got[n] == {"jsonrpc": "2.0", "id": n, "result": {}} for n in got)
+
+
+def test_a_retry_the_upstream_fails_is_an_error_under_the_clients_id(proxy: str) -> None:
+    ask = {
+        "pay": {
+            "method": "elicitation/create",
+            "params": {"mode": "url", "url": BLOCKED, "message": "Pay."},
+        }
+    }
+    resp = httpx.post(proxy, content=_call(9, ask=ask, retry_status=500), headers=HEADERS)
+    assert resp.status_code == 200
+    data = resp.json()
+    assert data["id"] == 9
+    assert data["error"]["code"] == UPSTREAM_FAILED
+    assert "HTTP 500" in data["error"]["message"]

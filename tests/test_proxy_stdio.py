@@ -163,6 +163,8 @@ def test_unrelated_traffic_passes_byte_for_byte_and_in_order(proxied: Proxied) -
         '"message":"Name?","requestedSchema":{"type":"object","properties":{}}}}',
         '{"jsonrpc":"2.0","id":"s3","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}',
         "not json at all",
+        '{"not": "json-rpc", "text": "caf\\u00e9"}',
+        '{"jsonrpc":"2.0","id":"s4","error":{"code":-32601,"message":"no such method \\u00e9"}}',
     ]
     got = proxied.script(*lines)
     assert got == [line.encode() + b"\n" for line in lines]
@@ -472,3 +474,25 @@ def test_with_dns_a_name_that_resolves_into_the_network_is_declined(
         ]
     finally:
         p.close()
+
+
+def test_url_requests_spelled_to_slip_past_are_still_vetted(proxied: Proxied) -> None:
+    elicitation = {"mode": "url", "elicitationId": "x", "url": BLOCKED, "message": "m"}
+    float_code = {
+        "jsonrpc": "2.0",
+        "id": 60,
+        "error": {
+            "code": -32042.0,  # a JavaScript client reads it as -32042
+            "message": "URL elicitation required",
+            "data": {"elicitations": [elicitation]},
+        },
+    }
+    no_jsonrpc = {"id": 61, "method": "elicitation/create", "params": elicitation}
+    got = proxied.script(json.dumps(float_code), json.dumps(no_jsonrpc))
+    assert len(got) == 1
+    error = json.loads(got[0])
+    assert error["id"] == 60
+    assert error["error"]["code"] == URL_BLOCKED
+    assert _replies_to(proxied.received(), 61) == [
+        {"jsonrpc": "2.0", "id": 61, "result": {"action": "decline"}}
+    ]

@@ -373,7 +373,7 @@ def _rule_json(r: Any) -> dict[str, Any]:
 
 @main.group("policy")
 def policy_group() -> None:
-    """Check policy files and print their schema."""
+    """Check, test and compare policy files; import domain lists; print the schema."""
 
 
 @policy_group.command("check")

@@ -39,7 +39,7 @@ import time
 import zlib
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate, repeat
@@ -224,6 +224,19 @@ class FeedSet:
         return None
 
     @cached_property
+    def _prefixes(self) -> dict[int, tuple[tuple[int, int], ...]]:
+        """Per IP version, the prefix lengths the tables list, longest first."""
+        return {
+            version: tuple(
+                sorted(
+                    {p for t in self.tables for p in t.prefixes if p[0] == version},
+                    key=lambda p: -p[1],
+                )
+            )
+            for version in (4, 6)
+        }
+
+    @cached_property
     def _single_labels(self) -> bool:
         return any(t.single_labels for t in self.tables)
 
@@ -267,13 +280,9 @@ class FeedSet:
         """The hit for the most specific listed network holding ``address``, or None."""
         if not self.tables:
             return None
-        prefixes = sorted(
-            {p for t in self.tables for p in t.prefixes if p[0] == address.version},
-            key=lambda p: -p[1],
-        )
         bits = 32 if address.version == 4 else 128
         value = int(address)
-        for version, length in prefixes:
+        for version, length in self._prefixes[address.version]:
             masked = (value >> (bits - length)) << (bits - length) if length else 0
             found = self._find(_network_key(version, masked, length))
             if found is not None:
@@ -570,16 +579,13 @@ def _read_lines(spec: FeedSpec, builder: _Builder, head: bytes) -> None:
     fast = spec.kind == "domains"
     line_no = 0
     for chunk in _open(spec.path, head):
-        raw_lines = chunk.split(b"\n")
-        if raw_lines and raw_lines[-1] == b"":
-            raw_lines.pop()
+        count = chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
         base = line_no + 1
-        line_no += len(raw_lines)
-        slow: list[int] = []
-        if fast:
-            slow = _fast_domains(builder, chunk, raw_lines, base)
-        else:
-            slow = list(range(len(raw_lines)))
+        line_no += count
+        slow: Sequence[int] = _fast_domains(builder, chunk, count, base) if fast else range(count)
+        if not slow:
+            continue
+        raw_lines = chunk.split(b"\n")  # only for the lines the bulk path left
         for i in slow:
             text = _decode(builder, base + i, raw_lines[i])
             if text is None:
@@ -625,15 +631,15 @@ def _plain_names(lowered: bytes) -> list[bytes] | None:
     return names if max(map(len, names)) <= MAX_DOMAIN_LENGTH else None
 
 
-def _fast_domains(builder: _Builder, chunk: bytes, raw_lines: list[bytes], base: int) -> list[int]:
+def _fast_domains(builder: _Builder, chunk: bytes, count: int, base: int) -> list[int]:
     """Take the ordinary lines of a domain list in bulk; return the indexes of the others."""
     lowered = chunk.lower()
     plain = _plain_names(lowered)
-    if plain is not None and len(plain) == len(raw_lines):
-        builder.add(plain, range(base, base + len(plain)))
+    if plain is not None and len(plain) == count:
+        builder.add(plain, range(base, base + count))
         return []
     lines = lowered.split(b"\n")
-    matches = list(map(_FAST_DOMAIN_LINE.fullmatch, lines[: len(raw_lines)]))
+    matches = list(map(_FAST_DOMAIN_LINE.fullmatch, lines[:count]))
     slow = [i for i, m in enumerate(matches) if m is None] if None in matches else []
     keys = [m[m.lastindex] for m in matches if m is not None and m.lastindex]
     numbers = [base + i for i, m in enumerate(matches) if m is not None and m.lastindex]

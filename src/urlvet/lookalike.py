@@ -232,6 +232,9 @@ class _Target:
     (``("google", "corn")``, ``("deutsche", "bank", "de")``): how it appears spelt out."""
     nosep_skeletons: frozenset[str]
     """Skeletons of label and suffix glued without dots ("googlecorn")."""
+    brand_fold: str
+    """The label with lookalike spellings folded (:func:`fold_spelling`), as combos and brand
+    labels look for it."""
 
 
 # --- small pure helpers -------------------------------------------------------------------------
@@ -446,6 +449,7 @@ def _target_of(registrable: str, suffix: str) -> _Target:
         label_folds=frozenset(f for s in label_skeletons for f in folds(s)),
         spelt_skeletons=spelt_skeletons,
         nosep_skeletons=nosep_skeletons,
+        brand_fold=_quick_fold(label if label.isascii() else min(label_skeletons)),
     )
 
 
@@ -486,8 +490,6 @@ class _Tables:
 
     keywords: dict[str, str]
     """Combo-squatting keywords with lookalike spellings folded -> the keyword as written."""
-    keyword_pattern: re.Pattern[str]
-    """Finds every folded keyword in a folded label, overlapping ones too, in one pass."""
     by_skeleton: _Buckets
     """Whole-domain skeleton -> targets (homoglyphs)."""
     by_label: _Buckets
@@ -523,7 +525,7 @@ def _quick_fold(text: str) -> str:
 
 def _brand_fold(t: _Target) -> str:
     """The protected label as :func:`fold_spelling` folds it."""
-    return _quick_fold(t.label if t.label.isascii() else min(t.label_skeletons))
+    return t.brand_fold
 
 
 def _compile_tables(sites: Mapping[str, str], keywords: Iterable[str]) -> _Tables:
@@ -578,11 +580,6 @@ def _compile_tables(sites: Mapping[str, str], keywords: Iterable[str]) -> _Table
     folded_keywords = {_folded(k): k for k in reversed(tuple(keywords))}
     return _Tables(
         keywords=folded_keywords,
-        keyword_pattern=re.compile(
-            "(?=("
-            + "|".join(re.escape(k) for k in sorted(folded_keywords, key=lambda k: (-len(k), k)))
-            + "))"
-        ),
         by_skeleton=by_skeleton,
         by_label=by_label,
         by_fold_deletion=by_fold_deletion,
@@ -1170,9 +1167,9 @@ def _spelling(label: str) -> _Spelling:
 
 
 def _keywords_in(tables: _Tables, text: str) -> list[str]:
-    """The (folded) keywords written in ``text``, overlapping ones too, longest first at each
-    place; short ones are checked for word boundaries where they are used."""
-    return list(dict.fromkeys(m.group(1) for m in tables.keyword_pattern.finditer(text)))
+    """The (folded) keywords written in ``text``; short ones are checked for word boundaries
+    where they are used. (A loop of ``in`` tests beats one regular expression here.)"""
+    return [k for k in tables.keywords if k in text]
 
 
 def _is_spelt_differently(spelt: str, target: _Target) -> bool:
@@ -1185,7 +1182,7 @@ def _brand_targets(
     """The protected targets whose folded label is ``key``; inside a longer word only brands
     that are not ordinary words."""
     found = _each(tables.brand_folds.get(key))
-    if extra is not None and key == _brand_fold(extra):
+    if extra is not None and key == extra.brand_fold:
         found = (*found, extra)
     if inside_word:
         found = tuple(t for t in found if t.label not in COMMON_WORD_BRANDS)
@@ -1249,7 +1246,7 @@ def _combo(
                     if targets:
                         hits.append((rest[0], rest[1], targets))
     if extra is not None and not any(extra in h[2] for h in hits):
-        own = _brand_fold(extra)
+        own = extra.brand_fold
         i = text.find(own)
         if i >= 0 and own != text and len(own) >= MIN_COMBO_TOKEN_BRAND_LENGTH:
             hits.append((i, i + len(own), (extra,)))

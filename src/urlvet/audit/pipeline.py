@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import queue
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -35,7 +36,8 @@ from urlvet.audit.sources import Diagnostic, Meter, Occurrence, Reader, Source
 from urlvet.errors import InputError
 
 if TYPE_CHECKING:
-    from multiprocessing.pool import AsyncResult, Pool
+    from multiprocessing import Queue
+    from multiprocessing.process import BaseProcess
 
     from urlvet.engine import Vetter
     from urlvet.policy import Policy
@@ -43,8 +45,6 @@ if TYPE_CHECKING:
 
 WINDOW = 4096
 """Occurrences read ahead of the results, per batch."""
-CHUNK = 256
-"""Keys per task sent to a worker process."""
 DNS_CONCURRENCY = 64
 """Hosts whose URLs are vetted at once when DNS is on."""
 SERVER_MEMO = 4096
@@ -163,44 +163,58 @@ class InProcess:
         pass
 
 
-_WORKER: list[RecordVetter] = []  # one per worker process, set by _worker_init
-
-
-def _worker_init(
-    policy: dict[str, Any], server_name: str | None, redact: bool, with_json: bool
+def _serve(
+    inbox: Queue[list[Key] | None],
+    outbox: Queue[list[Record] | str],
+    policy: dict[str, Any],
+    server_name: str | None,
+    redact: bool,
+    with_json: bool,
 ) -> None:
-    """Build this worker's Vetter from the policy's data (any start method works)."""
+    """A worker process: builds its Vetter from the policy's data (any start method works),
+    then vets each list of keys it is sent into a list of records, in order, until None."""
     from urlvet.engine import Vetter
     from urlvet.policy import Policy
 
-    vetter = Vetter(Policy.model_validate(policy))
-    _WORKER[:] = [RecordVetter(vetter, server_name, redact, with_json)]
+    try:
+        vet = RecordVetter(Vetter(Policy.model_validate(policy)), server_name, redact, with_json)
+        while (keys := inbox.get()) is not None:
+            outbox.put([vet(k) for k in keys])
+    except Exception as exc:
+        outbox.put(f"{type(exc).__name__}: {exc}")
 
 
-def _worker_vet(keys: list[Key]) -> list[Record]:
-    vet = _WORKER[0]
-    return [vet(k) for k in keys]
+class _ShardedBatch:
+    """One window's keys, split between the workers by host; records come back per worker
+    in the order that worker was sent its lists, so a window is read after earlier ones."""
 
+    __slots__ = ("_order", "_parts", "_pool")
 
-class _PoolBatch:
-    __slots__ = ("_results",)
-
-    def __init__(self, results: list[AsyncResult[list[Record]]]) -> None:
-        self._results = results
+    def __init__(self, pool: ProcessPool, parts: dict[int, list[int]], order: int) -> None:
+        self._pool = pool
+        self._parts = parts
+        self._order = order
 
     def ready(self) -> bool:
-        return all(r.ready() for r in self._results)
+        return all(not self._pool.outboxes[w].empty() for w in self._parts)
 
     def records(self) -> list[Record]:
-        out: list[Record] = []
-        for r in self._results:
-            out.extend(r.get())
-        return out
+        out: list[Record | None] = [None] * self._order
+        for worker, positions in self._parts.items():
+            for i, rec in zip(positions, self._pool.receive(worker), strict=True):
+                out[i] = rec
+        return out  # type: ignore[return-value]
 
 
 class ProcessPool:
     """Vets offline in ``jobs`` worker processes, each with its own Vetter built from the
-    policy's data; keys go in chunks, records come back in order."""
+    policy's data.
+
+    A window's keys are split by host, the same host always to the same worker, so each
+    worker judges its share of the hosts once (the per-host findings, the lookalike analysis)
+    instead of every worker judging every host. Each worker gets one list a window and sends
+    one list of records back; queues, not pipes, so that neither side ever blocks the other.
+    """
 
     def __init__(self, policy: Policy, options: AuditOptions) -> None:
         import multiprocessing
@@ -209,25 +223,59 @@ class ProcessPool:
         self._options = options
         self._policy = policy
         self._local: list[RecordVetter] = []
-        self._pool: Pool = multiprocessing.get_context().Pool(
-            options.jobs,
-            initializer=_worker_init,
-            initargs=(
-                policy.model_dump(mode="json"),
-                options.server_name,
-                options.redact_secrets,
-                options.json_records,
-            ),
-        )
+        context = multiprocessing.get_context()
+        self.inboxes: list[Queue[list[Key] | None]] = []
+        self.outboxes: list[Queue[list[Record] | str]] = []
+        self._workers: list[BaseProcess] = []
+        data = policy.model_dump(mode="json")
+        for _ in range(options.jobs):
+            inbox: Queue[list[Key] | None] = context.Queue()
+            outbox: Queue[list[Record] | str] = context.Queue()
+            worker = context.Process(
+                target=_serve,
+                args=(
+                    inbox,
+                    outbox,
+                    data,
+                    options.server_name,
+                    options.redact_secrets,
+                    options.json_records,
+                ),
+                daemon=True,
+            )
+            worker.start()
+            self.inboxes.append(inbox)
+            self.outboxes.append(outbox)
+            self._workers.append(worker)
 
     def submit(self, keys: list[Key]) -> Batch:
-        pool = self._pool
-        return _PoolBatch(
-            [
-                pool.apply_async(_worker_vet, (keys[i : i + CHUNK],))
-                for i in range(0, len(keys), CHUNK)
-            ]
-        )
+        jobs = len(self._workers)
+        shares: dict[int, list[Key]] = {}
+        parts: dict[int, list[int]] = {}
+        for i, key in enumerate(keys):
+            worker = hash(_host_text(key[0])) % jobs
+            shares.setdefault(worker, []).append(key)
+            parts.setdefault(worker, []).append(i)
+        for worker, share in shares.items():
+            self.inboxes[worker].put(share)
+        return _ShardedBatch(self, parts, len(keys))
+
+    def receive(self, worker: int) -> list[Record]:
+        """The next list of records from ``worker`` (waits; fails if the worker died)."""
+        outbox = self.outboxes[worker]
+        while True:
+            try:
+                got = outbox.get(timeout=1.0)
+            except queue.Empty:
+                if not self._workers[worker].is_alive():
+                    raise RuntimeError(
+                        f"an audit worker process ended unexpectedly "
+                        f"(exit code {self._workers[worker].exitcode})"
+                    ) from None
+                continue
+            if isinstance(got, str):
+                raise RuntimeError(f"an audit worker process failed: {got}")
+            return got
 
     def vet_now(self, key: Key) -> Record:
         if not self._local:
@@ -237,8 +285,31 @@ class ProcessPool:
         return self._local[0](key)
 
     def close(self) -> None:
-        self._pool.terminate()
-        self._pool.join()
+        for inbox in self.inboxes:
+            inbox.put(None)
+        for worker in self._workers:
+            worker.join(timeout=5)
+            if worker.is_alive():
+                worker.terminate()
+                worker.join()
+        for inbox in self.inboxes:
+            inbox.close()
+        for outbox in self.outboxes:
+            outbox.close()
+
+
+def _host_text(url: str) -> str:
+    """The host part of a URL as written, cheaply: only to send a host's URLs to one worker
+    (any spelling that maps one host to one string will do; correctness never depends on it)."""
+    start = url.find("//")
+    if start < 0:
+        return url[:64]
+    end = len(url)
+    for stop in "/?#":
+        k = url.find(stop, start + 2)
+        if 0 <= k < end:
+            end = k
+    return url[start + 2 : end]
 
 
 class Dns:

@@ -265,9 +265,9 @@ class Explainer:
             selected = any(f.code in registry.expand(s) for s in policy.select)
             if not selected:
                 if list(self.cli_select):
-                    why = "not in --select on the command line"
+                    why = f"--select {','.join(self.cli_select)} on the command line"
                 else:
-                    why = "not in " + self._setting(f"select {policy.select}", "select")
+                    why = self._setting(f"select: {', '.join(policy.select)}", "select")
             else:
                 keys = [k for k in policy.ignore if f.code in registry.expand(k)]
                 key = keys[0] if keys else "?"

@@ -165,6 +165,7 @@ class HttpProxy:
 
     @property
     def client(self) -> httpx.AsyncClient:
+        """The client to the upstream (made on first use, closed with the application)."""
         if self._client is None:
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT), follow_redirects=False
@@ -188,6 +189,7 @@ class HttpProxy:
         )
 
     async def endpoint(self, request: Request) -> Response:
+        """``/mcp``: relay one POST, GET or DELETE to the upstream and its answer back."""
         headers = _forwarded_headers(request.headers)
         channel = request.headers.get("mcp-session-id", "")
         if request.method == "POST":
@@ -241,7 +243,9 @@ class HttpProxy:
         self, resp: httpx.Response, origin: dict[str, Any] | None, headers: dict[str, str], ch: str
     ) -> Response:
         try:
-            body = await resp.aread()
+            body = await read_capped(resp)
+        except ProxyError as exc:
+            return self._failed([origin] if origin is not None else [], str(exc))
         finally:
             await resp.aclose()
         outs = [e async for e in self._vetted(_one(body), origin, headers, ch)]
@@ -301,6 +305,7 @@ class HttpProxy:
         self, retry: bytes, headers: dict[str, str], channel: str
     ) -> AsyncIterator[SseEvent]:
         request = json.loads(retry)
+        failed: str | None = None
         try:
             resp = await self.client.send(
                 self.client.build_request(
@@ -309,22 +314,32 @@ class HttpProxy:
                 stream=True,
             )
         except httpx.HTTPError as exc:
-            yield self._error_event(request, f"cannot reach it ({type(exc).__name__})")
-            return
-        try:
-            ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
-            if resp.status_code != 200 or ctype not in ("application/json", "text/event-stream"):
-                yield self._error_event(request, f"it answered HTTP {resp.status_code}")
-                return
-            events = (
-                sse_events(resp.aiter_raw())
-                if ctype == "text/event-stream"
-                else _one(await resp.aread())
-            )
-            async for out in self._vetted(events, request, headers, channel):
+            failed = f"cannot reach it ({type(exc).__name__})"
+        else:
+            try:
+                ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
+                if resp.status_code != 200 or ctype not in (
+                    "application/json",
+                    "text/event-stream",
+                ):
+                    failed = f"it answered HTTP {resp.status_code}"
+                else:
+                    events = (
+                        sse_events(resp.aiter_raw())
+                        if ctype == "text/event-stream"
+                        else _one(await read_capped(resp))
+                    )
+                    async for out in self._vetted(events, request, headers, channel):
+                        yield out
+            except (httpx.HTTPError, ProxyError) as exc:
+                failed = str(exc) or type(exc).__name__
+            finally:
+                await resp.aclose()
+        if failed is not None:
+            # Through the relay, which answers the client under its own id, not the retry's.
+            error = self._error_event(request, failed)
+            async for out in self._vetted(_one(error.data or b""), None, headers, channel):
                 yield out
-        finally:
-            await resp.aclose()
 
     def _error_event(self, request: dict[str, Any], why: str) -> SseEvent:
         text = f"urlvet proxy: the upstream server {self.upstream} failed: {why}"
@@ -346,6 +361,16 @@ class HttpProxy:
                 self.relay.diagnostic(f"the upstream answered HTTP {resp.status_code} to a decline")
         except httpx.HTTPError as exc:
             self.relay.diagnostic(f"could not send a decline upstream: {exc}")
+
+
+async def read_capped(resp: httpx.Response) -> bytes:
+    """A response body of at most MAX_MESSAGE bytes; :class:`ProxyError` past that."""
+    chunks = bytearray()
+    async for chunk in resp.aiter_raw():
+        chunks += chunk
+        if len(chunks) > MAX_MESSAGE:
+            raise ProxyError(f"its answer is longer than {MAX_MESSAGE:,} bytes")
+    return bytes(chunks)
 
 
 def _json_post(headers: dict[str, str]) -> dict[str, str]:

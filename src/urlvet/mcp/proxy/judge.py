@@ -99,7 +99,23 @@ class Judge:
         ``original_request`` and ``retry_id`` let a blocked ``input_required`` result be
         retried. ``too_long`` (the limit it broke) makes a URL request be declined unread.
         """
+        if not isinstance(data, dict):
+            return Judgement(ProxyAction("forwarded", None), parse_message(data))
+        data = _canonical(data)
         parsed = parse_message(data)
+        if parsed.shape == "malformed" and parsed.claimed is None:
+            # Not JSON-RPC at all: not ours unless it reads as a URL request once a missing
+            # "jsonrpc" member is assumed (a client might be lenient there too).
+            loose = parse_message(data, lenient=True)
+            if not loose.carries_urls:
+                return Judgement(ProxyAction("forwarded", None), parsed)
+            parsed = dataclasses.replace(
+                loose,
+                shape="malformed",
+                requests=(),
+                claimed=loose.claimed or loose.shape,
+                error=parsed.error,
+            )
         if too_long is not None and parsed.carries_urls:
             parsed = _as_too_long(parsed, too_long)
         verdicts: list[Verdict] = []
@@ -108,12 +124,21 @@ class Judge:
                 verdicts.append(
                     await self.vetter.avet(request.url, self.server, message=request.message)
                 )
-        if not isinstance(data, dict):
-            return Judgement(ProxyAction("forwarded", None), parsed)
         action = proxy_action(
             data, parsed, verdicts, original_request=original_request, retry_id=retry_id
         )
         return Judgement(action, parsed, _entries(parsed, verdicts, action, data))
+
+
+def _canonical(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with an integral float error code made an int: a JavaScript client reads
+    ``-32042.0`` as ``-32042``, so urlvet must too."""
+    error = data.get("error")
+    if isinstance(error, dict):
+        code = error.get("code")
+        if isinstance(code, float) and code.is_integer():
+            return {**data, "error": {**error, "code": int(code)}}
+    return data
 
 
 def _as_too_long(parsed: ParsedMessage, limit: int) -> ParsedMessage:

@@ -1,0 +1,131 @@
+"""The audit pipeline's one loop and its strategies: a strategy of one's own plugs in, the
+process pool gives the in-process results in order (evictions included), and a worker that
+dies stops the run with an error instead of hanging it."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from urlvet.audit import (
+    WINDOW,
+    AuditOptions,
+    Auditor,
+    Batch,
+    Diagnostic,
+    InProcess,
+    Key,
+    Occurrence,
+    ProcessPool,
+    Record,
+    RecordVetter,
+    Reporter,
+    Source,
+    Summary,
+)
+from urlvet.engine import Vetter
+from urlvet.policy import Policy
+
+OFFLINE = Policy(dns={"enabled": False})
+
+
+class Collect:
+    """A writer that keeps every occurrence's URL and decision, and the diagnostics."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, str] | str] = []
+
+    def start(self) -> None:
+        pass
+
+    def occurrence(self, occ: Occurrence, record: Record, accepted: frozenset[str]) -> None:
+        self.items.append((occ.url, record.decision.value))
+
+    def diagnostic(self, diag: Diagnostic) -> None:
+        self.items.append(diag.code)
+
+    def finish(self, summary: Summary) -> None:
+        pass
+
+
+def _run(
+    path: Path, options: AuditOptions, strategy: Any = None
+) -> tuple[Summary, list[tuple[str, str] | str]]:
+    writer = Collect()
+    reporter = Reporter(writer, fail_at=OFFLINE.compiled.block_at)
+    summary = Auditor(OFFLINE, options).run(
+        [Source(path.name, str(path))], reporter, None, strategy
+    )
+    return summary, writer.items
+
+
+class Counting:
+    """A strategy of its own: vets in process, and remembers what it was asked."""
+
+    lookahead = 1
+
+    def __init__(self) -> None:
+        self.inner = InProcess(RecordVetter.for_options(Vetter(OFFLINE), AuditOptions()))
+        self.submitted: list[list[Key]] = []
+        self.closed = False
+
+    def submit(self, keys: list[Key]) -> Batch:
+        self.submitted.append(list(keys))
+        return self.inner.submit(keys)
+
+    def vet_now(self, key: Key) -> Record:
+        return self.inner.vet_now(key)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_strategy_of_ones_own_gets_each_windows_distinct_misses(tmp_path: Path) -> None:
+    urls = [f"https://h{i % 50}.example.com/{i % 700}" for i in range(2 * WINDOW + 10)]
+    path = tmp_path / "in.urls"
+    path.write_text("\n".join(urls) + "\n", encoding="utf-8")
+    strategy = Counting()
+    summary, items = _run(path, AuditOptions(), strategy)
+    assert strategy.closed
+    assert len(strategy.submitted) == 3  # one submission a window
+    flat = [k[0] for keys in strategy.submitted for k in keys]
+    assert len(flat) == len(set(flat)) == 700  # each key vetted once, hits never resubmitted
+    assert summary.vetted == 700
+    assert [url for url, _ in items] == urls  # every occurrence, in input order
+
+
+def test_the_process_pool_gives_the_in_process_results_in_order(tmp_path: Path) -> None:
+    urls = [
+        f"https://10.0.{i % 3}.{i % 200}/{i % 900}"
+        if i % 3 == 0
+        else f"https://site{i % 400}.example.com/{i % 1300}"
+        for i in range(3 * WINDOW)
+    ]
+    lines = [*urls[:100], "not a url", *urls[100:]]
+    path = tmp_path / "in.urls"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    one, one_items = _run(path, AuditOptions())
+    # A tiny cache: records of earlier windows are evicted and vetted again on the spot.
+    two, two_items = _run(path, AuditOptions(jobs=2, cache_size=5))
+    assert two_items == one_items
+    assert (two.urls, two.by_decision, two.failing) == (one.urls, one.by_decision, one.failing)
+    assert two.vetted >= one.vetted
+
+
+def test_a_worker_that_dies_stops_the_run_with_an_error() -> None:
+    pool = ProcessPool(OFFLINE, AuditOptions(jobs=2))
+    try:
+        keys: list[Key] = [(f"https://h{i}.example.com/", None, None) for i in range(64)]
+        assert len(pool.submit(keys).records()) == 64  # the workers are up and answer
+        for worker in pool._workers:  # no public handle on the processes
+            assert worker.pid is not None
+            os.kill(worker.pid, signal.SIGKILL)
+            worker.join()
+        with pytest.raises(RuntimeError, match="ended unexpectedly"):
+            pool.submit(keys).records()
+    finally:
+        pool.close()
