@@ -10,7 +10,6 @@ registering the rules does) stays cheap.
 
 from __future__ import annotations
 
-import difflib
 import unicodedata
 from collections.abc import Iterator
 
@@ -132,24 +131,27 @@ def foreign_letters(shown: str, target: str) -> tuple[str, list[dict[str, object
     """Where ``shown`` (a host in Unicode) differs from the protected domain ``target`` it
     imitates: the part of ``shown`` compared (its last labels, as many as ``target`` has) and
     one entry per difference with its position in that part, what is written and what the eye
-    takes it for."""
+    takes it for. Names of the same length are compared letter for letter; otherwise the one
+    stretch between their common start and end is the difference (``rn`` for ``m``)."""
     labels = shown.rstrip(".").split(".")
     part = ".".join(labels[-(target.count(".") + 1) :])
-    out: list[dict[str, object]] = []
-    matcher = difflib.SequenceMatcher(None, part, target, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            continue
-        if i2 - i1 == j2 - j1:  # letter for letter: one entry each
-            for k in range(i2 - i1):
-                if part[i1 + k] != target[j1 + k]:
-                    written, meant = part[i1 + k], target[j1 + k]
-                    out.append(
-                        {"at": i1 + k, "end": i1 + k + 1, "written": written, "meant": meant}
-                    )
-            continue
-        out.append({"at": i1, "end": i2, "written": part[i1:i2], "meant": target[j1:j2]})
-    return part, out
+    if len(part) == len(target):
+        return part, [
+            {"at": i, "end": i + 1, "written": a, "meant": b}
+            for i, (a, b) in enumerate(zip(part, target, strict=True))
+            if a != b
+        ]
+    head = 0
+    while head < min(len(part), len(target)) and part[head] == target[head]:
+        head += 1
+    tail = 0
+    while (
+        tail < min(len(part), len(target)) - head
+        and part[len(part) - 1 - tail] == target[len(target) - 1 - tail]
+    ):
+        tail += 1
+    written, meant = part[head : len(part) - tail], target[head : len(target) - tail]
+    return part, [{"at": head, "end": head + len(written), "written": written, "meant": meant}]
 
 
 def _describe_letters(part: str, letters: list[dict[str, object]]) -> str:
