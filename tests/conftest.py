@@ -46,3 +46,45 @@ def blackhole_ns() -> Iterator[tuple[str, int]]:
         yield hole.address
     finally:
         hole.close()
+
+
+# --- a local Spark session (tests/test_spark.py) -------------------------------------------------
+
+SPARK_INSTALL_HINT = (
+    "the Spark tests need pyspark, pandas and pyarrow (pip install -e '.[spark]') and Java 17 "
+    "or later (Debian: apt-get install openjdk-17-jre-headless; tests/run installs it)"
+)
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[object]:
+    """One local Spark session (``local[2]``) for the whole run; its workers run this Python.
+
+    Missing pyspark or Java fails the test, as a missing NSD does: skipping would turn the
+    Spark tests green without running them.
+    """
+    import shutil
+    import sys
+
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.fail(SPARK_INSTALL_HINT, pytrace=False)
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        pytest.fail(SPARK_INSTALL_HINT, pytrace=False)
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("urlvet-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "512m")
+        .config("spark.pyspark.python", sys.executable)
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    try:
+        yield session
+    finally:
+        session.stop()
