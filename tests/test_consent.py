@@ -50,21 +50,64 @@ def test_who_asks_comes_from_the_configuration() -> None:
 
 
 @pytest.mark.parametrize(
-    ("decision", "url", "actions"),
+    ("decision", "url", "actions", "primary"),
     [
-        (Decision.ALLOW, "https://docs.example.com/page", ("open", "decline")),
-        (Decision.WARN, "https://billing-example.net/pay", ("open", "decline")),
-        (Decision.BLOCK, "https://google.com@evil.com/", ("decline",)),
+        (Decision.ALLOW, "https://docs.example.com/page", ("open", "decline"), "open"),
+        (Decision.WARN, "https://billing-example.net/pay", ("open", "decline"), "decline"),
+        (Decision.BLOCK, "https://google.com@evil.com/", ("decline",), "decline"),
     ],
 )
 def test_actions_follow_the_decision(
-    decision: Decision, url: str, actions: tuple[str, ...]
+    decision: Decision, url: str, actions: tuple[str, ...], primary: str
 ) -> None:
     s = summary(url)
     assert s.decision is decision
     assert s.actions == actions
+    assert s.primary_action == primary
     assert s.headline
     assert s.advice
+
+
+def test_on_warn_decline_is_the_primary_button_everywhere() -> None:
+    s = summary("https://billing-example.net/pay")
+    assert s.to_text().splitlines()[-1] == "Actions:  [Decline] (default)  [Open]"
+    assert s.to_markdown().rstrip().splitlines()[-1] == (
+        "**Actions:** **Decline** \\(default\\) · Open"
+    )
+    doc = s.to_html()
+    assert '<span class="btn btn-decline btn-primary" data-action="decline">Decline</span>' in doc
+    assert '<span class="btn btn-open" data-action="open">Open</span>' in doc
+    allowed = summary("https://docs.example.com/page")
+    assert allowed.to_text().splitlines()[-1] == "Actions:  [Open] (default)  [Decline]"
+    assert '<span class="btn btn-open btn-primary" data-action="open">Open</span>' in (
+        allowed.to_html()
+    )
+
+
+def test_a_redirect_shows_where_the_link_really_goes() -> None:
+    url = "https://www.google.com/url?q=https%3A%2F%2Fexample-billing.net%2Fpay&sa=D"
+    s = summary(url, server=STDIO)
+    assert s.site == "google.com"
+    assert s.destination == "https://example-billing.net/pay"
+    assert not s.destination_unknown
+    assert "Really opens: https://example-billing.net/pay" in s.to_text()
+    assert "- **Really opens:** **https\\:\\/\\/example\\-billing\\.net\\/pay**" in (
+        s.to_markdown()
+    )
+    assert '<strong class="mono destination" id="destination">https://example-billing.net/pay' in (
+        s.to_html()
+    )
+    assert s.to_json_dict()["destination"] == "https://example-billing.net/pay"
+
+
+def test_a_shortener_says_the_destination_is_unknown() -> None:
+    s = summary("https://bit.ly/3Kx9TqZ", server=STDIO)
+    assert s.destination is None
+    assert s.destination_unknown
+    assert "Really opens: unknown: a URL shortener hides where this link goes" in s.to_text()
+    plain = summary("https://docs.example.com/page")
+    assert (plain.destination, plain.destination_unknown) == (None, False)
+    assert "Really opens" not in plain.to_text()
 
 
 def test_the_href_is_shown_as_the_browser_opens_it() -> None:

@@ -4,7 +4,9 @@ Each card is written to ``tests/artifacts/`` (gitignored) with a screenshot besi
 person to look at: ``consent-block.png``, ``consent-warn.png``, ``consent-allow.png`` and
 ``consent-injection.png``. The DOM Chromium builds is read back with ``--dump-dom`` to check
 what a person sees (the emphasised site, the full URL) and that nothing ran: the title stays
-the card's own, and an injected script or event handler never fires. A last test breaks the
+the card's own, and an injected script or event handler never fires. The buttons' colours are
+read as Chromium computes them: the safe choice (Decline) is the primary button on warn and
+block, Open only on allow. A last test breaks the
 escaping on purpose to show that the card's Content-Security-Policy alone stops the script.
 """
 
@@ -193,6 +195,48 @@ def test_card_shows_emphasised_site_and_full_url(chromium: str, decision: str) -
     actions = [a.get("data-action") for _, a in dom.tags if "data-action" in a]
     assert actions == (["decline"] if decision == "block" else ["decline", "open"])
     assert dom.count("script") == 0
+
+
+PRIMARY_BLUE = "rgb(21, 94, 239)"
+SECONDARY_WHITE = "rgb(255, 255, 255)"
+
+
+def button_backgrounds(chromium: str, page: Path, tmp_path: Path) -> dict[str, str]:
+    """The background colour Chromium computes for each action button of the card at ``page``.
+
+    The card forbids scripts, so a copy without its Content-Security-Policy gets a script that
+    writes each button's computed style into the DOM, which --dump-dom reads back.
+    """
+    head, _, rest = page.read_text(encoding="utf-8").partition(
+        '<meta http-equiv="Content-Security-Policy"'
+    )
+    probe = (
+        "<script>for (const b of document.querySelectorAll('[data-action]')) "
+        "b.setAttribute('title', getComputedStyle(b).backgroundColor);</script>"
+    )
+    copy = tmp_path / page.name
+    copy.write_text(head + rest.partition(">")[2].replace("</body>", probe + "</body>"), "utf-8")
+    doc, _ = dump_dom(chromium, copy)
+    return {
+        str(a["data-action"]): str(a.get("title")) for _, a in Dom(doc).tags if "data-action" in a
+    }
+
+
+@pytest.mark.parametrize(
+    ("decision", "expected"),
+    [
+        ("warn", {"decline": PRIMARY_BLUE, "open": SECONDARY_WHITE}),
+        ("allow", {"decline": SECONDARY_WHITE, "open": PRIMARY_BLUE}),
+        ("block", {"decline": PRIMARY_BLUE}),
+    ],
+)
+def test_the_safe_choice_is_the_primary_button_unless_allowed(
+    chromium: str, tmp_path: Path, decision: str, expected: dict[str, str]
+) -> None:
+    url, message, _ = CARDS[decision]
+    page, summary = _write(decision, url, message)
+    assert summary.decision.value == decision
+    assert button_backgrounds(chromium, page, tmp_path) == expected
 
 
 def test_no_script_runs_for_injection_in_message_and_url(chromium: str) -> None:

@@ -7,7 +7,14 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from urlvet import Policy, Server, Verdict, Vetter
-from urlvet.url import InvalidURL, parse
+from urlvet.url import (
+    CARRIED_SCHEMES,
+    MAX_CARRIED,
+    MAX_CARRIED_DEPTH,
+    InvalidURL,
+    carried_urls,
+    parse,
+)
 
 VETTER = Vetter(Policy(dns={"enabled": False}))
 
@@ -67,6 +74,14 @@ PARTS = st.sampled_from(
         "?",
         "1",
         "a",
+        "?next=",
+        "&u=",
+        "=",
+        "&",
+        "%3A%2F%2F",
+        "%253A%252F%252F",
+        "a1aHR0cHM6Ly9",
+        "www.google.com/url?q=",
     ]
 )
 URL_LIKE = st.lists(PARTS, max_size=20).map("".join)
@@ -142,3 +157,46 @@ def test_a_label_and_u_label_spellings_get_the_same_verdict(
     assert a.codes == u.codes
     assert a.host == u.host
     assert a.host_unicode == u.host_unicode
+
+
+QUERY_PARTS = st.sampled_from(
+    [
+        "next=",
+        "q=",
+        "u=",
+        "&",
+        "https",
+        "%3A",
+        "%253A",
+        "%2F",
+        "%252F",
+        "://",
+        "%",
+        "2F",
+        "a1aHR0cHM6Ly9",
+        "example.com",
+        "?",
+        "%3F",
+        "%26",
+        "%3D",
+        "javascript:",
+        "+",
+    ]
+)
+
+
+@SETTINGS
+@given(query=st.lists(QUERY_PARTS, max_size=40).map("".join))
+def test_carried_urls_are_bounded_and_well_formed(query: str) -> None:
+    try:
+        url = parse("https://www.example.com/?" + query)
+    except InvalidURL:
+        assume(False)
+        return
+    found = carried_urls(url)
+    assert len(found) <= MAX_CARRIED
+    for item in found:
+        assert 1 <= item.depth <= MAX_CARRIED_DEPTH
+        assert len(item.path) == item.depth
+        assert item.path[-1] == item.name
+        assert item.target.scheme in CARRIED_SCHEMES

@@ -13,12 +13,24 @@ import socket
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
 from corpora import CORPORA, OFFLINE, load
 from urlvet import psl
-from urlvet.url import HostKind, InvalidURL, ParsedURL, normalize_domain, parse, site_of
+from urlvet.url import (
+    MAX_CARRIED,
+    MAX_CARRIED_DEPTH,
+    MAX_CARRIED_LENGTH,
+    HostKind,
+    InvalidURL,
+    ParsedURL,
+    carried_urls,
+    normalize_domain,
+    parse,
+    site_of,
+)
 
 URLTESTDATA: list[dict[str, Any]] = [
     t for t in load("whatwg/urltestdata.json") if isinstance(t, dict)
@@ -374,3 +386,64 @@ def test_parse_builds_the_same_value_as_the_dataclass_constructor() -> None:
         assert repr(parsed) == repr(built)
         with pytest.raises(dataclasses.FrozenInstanceError):
             parsed.host = "evil.example"  # type: ignore[misc]
+
+
+# -- URLs carried in parameters ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "value", "encoding"),
+    [
+        ("q=https://a.example/", "https://a.example/", "plain"),
+        ("q=https%3A%2F%2Fa.example%2F", "https://a.example/", "plain"),
+        ("q=https%253A%252F%252Fa.example%252F", "https://a.example/", "percent-encoded x2"),
+        (
+            "q=https%25253A%25252F%25252Fa.example%25252F",
+            "https://a.example/",
+            "percent-encoded x3",
+        ),
+        # the second round is percent-decoding only: a '+' the first round kept stays a '+'
+        (
+            "q=https%253A%252F%252Fa.example%252F%253Fx%253Da%252Bb",
+            "https://a.example/?x=a+b",
+            "percent-encoded x2",
+        ),
+        ("u=a1aHR0cHM6Ly9hLmV4YW1wbGUv", "https://a.example/", "base64"),
+        ("next=javascript%3Aalert(1)", "javascript:alert(1)", "plain"),
+    ],
+)
+def test_carried_url_is_decoded_as_many_times_as_it_was_encoded(
+    query: str, value: str, encoding: str
+) -> None:
+    [item] = carried_urls(parse("https://www.example.com/r?" + query))
+    assert (item.value, item.encoding, item.depth) == (value, encoding, 1)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "q=hello",
+        "next=%2Fhome",
+        "next=data:text/html,x",  # browsers refuse to open data: at the top level
+        "time=12:30",
+        "u=a1bm90LWEtdXJs",  # base64 of "not-a-url"
+        "q=https%25252525253A%25252525252F%25252525252Fa.example",  # more rounds than allowed
+        "q=" + "https://a.example/" + "x" * MAX_CARRIED_LENGTH,  # too long to read
+    ],
+)
+def test_values_that_are_no_carried_url(query: str) -> None:
+    assert carried_urls(parse("https://www.example.com/?" + query)) == ()
+
+
+def test_carried_urls_follow_nesting_to_a_bound() -> None:
+    url = "https://z.example/"
+    for i in range(MAX_CARRIED_DEPTH + 3):
+        url = f"https://h{i}.example/?next=" + quote(url, safe="")
+    found = carried_urls(parse(url))
+    assert [c.depth for c in found] == list(range(1, MAX_CARRIED_DEPTH + 1))
+    assert found[-1].path == ("next",) * MAX_CARRIED_DEPTH
+
+
+def test_carried_urls_stop_at_a_count() -> None:
+    query = "&".join(f"p{i}=https://a{i}.example/" for i in range(MAX_CARRIED * 3))
+    assert len(carried_urls(parse("https://www.example.com/?" + query))) == MAX_CARRIED

@@ -66,6 +66,14 @@ _ACTIONS: dict[Decision, tuple[Action, ...]] = {
     Decision.BLOCK: ("decline",),
 }
 
+_PRIMARY: dict[Decision, Action] = {
+    Decision.ALLOW: "open",
+    Decision.WARN: "decline",
+    Decision.BLOCK: "decline",
+}
+"""The action drawn as the primary button: the safe one whenever urlvet found something, as
+browsers' own warning pages do."""
+
 _HEADLINES = {
     Decision.ALLOW: "Open this link?",
     Decision.WARN: "Check this link before you open it",
@@ -137,6 +145,10 @@ class ConsentSummary(BaseModel):
     actions: tuple[Action, ...] = Field(
         description="The actions to offer: open and decline on allow and warn, decline on block."
     )
+    primary_action: Action = Field(
+        description="The action to draw as the primary (default) button: open on allow, "
+        "decline on warn and block."
+    )
 
     server_name: str | None = Field(
         description="The server's name from the client's configuration (never its serverInfo)."
@@ -168,6 +180,15 @@ class ConsentSummary(BaseModel):
         description="The userinfo written before '@' (user[:password]): never the host."
     )
 
+    destination: str | None = Field(
+        None,
+        description="Where the link really goes when it passes through a redirector (UV213): "
+        "the last destination's URL as the browser opens it; None otherwise.",
+    )
+    destination_unknown: bool = Field(
+        False,
+        description="True when a URL shortener hides where the link goes (UV212).",
+    )
     relation: Relation = Field(description="How the link relates to the server.")
     relation_text: str = Field(description="The relation in plain language.")
     certificate: str | None = Field(
@@ -225,6 +246,7 @@ class ConsentSummary(BaseModel):
             headline=_HEADLINES[verdict.decision],
             advice=_ADVICE[verdict.decision],
             actions=_ACTIONS[verdict.decision],
+            primary_action=_PRIMARY[verdict.decision],
             server_name=server.name if server is not None else None,
             server_origin=server.origin if server is not None else "unknown",
             server_label=label,
@@ -239,6 +261,8 @@ class ConsentSummary(BaseModel):
             site=site,
             site_ascii=site_ascii,
             userinfo=_userinfo(parsed),
+            destination=_destination(verdict),
+            destination_unknown="UV212" in codes,
             relation=relation,
             relation_text=relation_text,
             certificate=certificate_text(verdict.tls) if verdict.tls is not None else None,
@@ -460,6 +484,24 @@ def _marked_pieces(text: str, marked: MarkedName | None) -> list[tuple[bool, str
     return [p for p in pieces if p[1]]
 
 
+def _destination(verdict: Verdict) -> str | None:
+    for f in verdict.findings:
+        if f.code == "UV213":
+            final = f.evidence.get("final_destination") or f.evidence.get("destination")
+            if isinstance(final, str) and final:
+                return final
+    return None
+
+
+def _destination_line(s: ConsentSummary) -> str | None:
+    """What the 'Really opens' row says, or None when the link opens what it names."""
+    if s.destination is not None:
+        return _field(s.destination)
+    if s.destination_unknown:
+        return "unknown: a URL shortener hides where this link goes until it is opened"
+    return None
+
+
 def _userinfo(url: ParsedURL | None) -> str | None:
     if url is None or not url.has_userinfo:
         return None
@@ -621,6 +663,9 @@ def _render_text(s: ConsentSummary, colour: bool) -> str:
         rows.append(("Host", host))
     if s.userinfo is not None:
         rows.append(("Userinfo", f"{_field(s.userinfo)}  (written before '@': NOT the site)"))
+    destination = _destination_line(s)
+    if destination is not None:
+        rows.append(("Really opens", destination))
     rows.append(("Relation", _field(s.relation_text)))
     if s.certificate is not None:
         rows.append(("Certificate", _field(s.certificate)))
@@ -646,8 +691,18 @@ def _render_text(s: ConsentSummary, colour: bool) -> str:
         lines.append("Notes:")
         for w in s.notes:
             lines.append(f"  i {w.code} {_field(w.text)}")
-    lines.append("Actions:  " + "  ".join(f"[{_ACTION_LABEL[a]}]" for a in s.actions))
+    lines.append("Actions:  " + "  ".join(_text_action(s, a) for a in _button_order(s)))
     return "\n".join(lines)
+
+
+def _button_order(s: ConsentSummary) -> tuple[Action, ...]:
+    """The actions, primary first."""
+    return tuple(sorted(s.actions, key=lambda a: a != s.primary_action))
+
+
+def _text_action(s: ConsentSummary, action: Action) -> str:
+    label = f"[{_ACTION_LABEL[action]}]"
+    return f"{label} (default)" if action == s.primary_action and len(s.actions) > 1 else label
 
 
 # -- Markdown --------------------------------------------------------------------------------
@@ -680,6 +735,9 @@ def _render_markdown(s: ConsentSummary) -> str:
         rows.append(("Host", _md(host)))
     if s.userinfo is not None:
         rows.append(("Userinfo", f"{_md(_field(s.userinfo))} \\(written before @: NOT the site\\)"))
+    destination = _destination_line(s)
+    if destination is not None:
+        rows.append(("Really opens", f"**{_md(destination)}**"))
     rows.append(("Relation", _md(_field(s.relation_text))))
     if s.certificate is not None:
         rows.append(("Certificate", _md(_field(s.certificate))))
@@ -702,7 +760,16 @@ def _render_markdown(s: ConsentSummary) -> str:
     if s.notes:
         out += ["", "**Notes**", ""]
         out += [f"- **{_md(w.code)}**: {_md(_field(w.text))}" for w in s.notes]
-    out += ["", "**Actions:** " + " · ".join(_ACTION_LABEL[a] for a in s.actions)]
+    out += [
+        "",
+        "**Actions:** "
+        + " · ".join(
+            f"**{_ACTION_LABEL[a]}** \\(default\\)"
+            if a == s.primary_action and len(s.actions) > 1
+            else _ACTION_LABEL[a]
+            for a in _button_order(s)
+        ),
+    ]
     return "\n".join(out) + "\n"
 
 
@@ -760,8 +827,8 @@ text-decoration:underline}
 background:#fcfcfd}
 .btn{display:inline-block;padding:9px 20px;border-radius:8px;font-weight:600;border:1px solid #d0d5dd;
 background:#fff;color:#344054}
-.btn-open{background:#155eef;border-color:#155eef;color:#fff}
-.warn .btn-open{background:#dc6803;border-color:#dc6803}
+.btn-primary{background:#155eef;border-color:#155eef;color:#fff}
+.destination{color:#b42318;overflow-wrap:anywhere}
 .foot{padding:0 24px 14px;background:#fcfcfd}
 """.strip()
 
@@ -818,6 +885,14 @@ def _render_html(s: ConsentSummary) -> str:
                 '<span class="muted">written before “@”: this is not the site</span>',
             )
         )
+    destination = _destination_line(s)
+    if destination is not None:
+        rows.append(
+            (
+                "Really opens",
+                f'<strong class="mono destination" id="destination">{_hv(destination)}</strong>',
+            )
+        )
     rows.append(("Relation", f'<span id="relation">{_hv(_field(s.relation_text))}</span>'))
     if s.certificate is not None:
         rows.append(("Certificate", f'<span id="certificate">{_hv(_field(s.certificate))}</span>'))
@@ -842,7 +917,9 @@ def _render_html(s: ConsentSummary) -> str:
         body.extend(_html_finding(w) for w in s.notes)
         body.append("</ul>")
     buttons = "".join(
-        f'<span class="btn btn-{a}" data-action="{a}">{_ACTION_LABEL[a]}</span>'
+        f'<span class="btn btn-{a} btn-primary" data-action="{a}">{_ACTION_LABEL[a]}</span>'
+        if a == s.primary_action
+        else f'<span class="btn btn-{a}" data-action="{a}">{_ACTION_LABEL[a]}</span>'
         for a in ("decline", "open")
         if a in s.actions
     )

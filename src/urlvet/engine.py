@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from urlvet.checks.addresses import NEVER_RESOLVED_TLDS
-from urlvet.checks.base import CheckContext, Hit, Rule, host_view
+from urlvet.checks.base import MAX_REDIRECT_HOPS, CheckContext, Hit, Rule, host_view
 from urlvet.findings import Decision, Finding, Severity, Verdict
 from urlvet.policy import CompiledPolicy, Policy
 from urlvet.server import Server, as_server, is_loopback_host
@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 # classifying megabytes of text would only give an attacker a lever on our latency.
 PARSE_LIMIT = 65_536
 
+DESTINATION_CACHE_SIZE = 1024
+"""Verdicts on the destinations of redirects kept per Vetter (at most the host cache's size;
+none when it is 0)."""
 HOST_CACHE_SIZE = 65_536
 """How many (host, server) pairs a Vetter keeps the per-host findings of. An entry is a tuple
 of findings, empty for most hosts: 65,536 of them take a few tens of megabytes at most."""
@@ -49,6 +52,7 @@ class Vetter:
     __slots__ = (
         "__dict__",
         "_compiled",
+        "_destination_cache",
         "_host_cache",
         "_host_cache_size",
         "_host_lock",
@@ -63,6 +67,7 @@ class Vetter:
     _host_cache: dict[tuple[str, HostKind, Server | None], tuple[Finding, ...]]
     _host_cache_size: int
     _host_lock: threading.Lock
+    _destination_cache: dict[tuple[str, int], Verdict]
 
     def __init__(
         self, policy: Policy | None = None, *, host_cache_size: int = HOST_CACHE_SIZE
@@ -95,6 +100,7 @@ class Vetter:
         object.__setattr__(self, "_host_cache", {})
         object.__setattr__(self, "_host_cache_size", host_cache_size)
         object.__setattr__(self, "_host_lock", threading.Lock())
+        object.__setattr__(self, "_destination_cache", {})
 
     def __setattr__(self, name: str, value: Any) -> None:
         # Shared across threads and tasks: a Vetter never changes (its caches aside).
@@ -181,9 +187,32 @@ class Vetter:
         """Like :meth:`vet` but never resolves names nor probes, whatever the policy says."""
         return self._finish(self._offline(url, as_server(server), message), None)
 
+    def vet_destination(self, url: str, depth: int) -> Verdict:
+        """The offline verdict on the URL a link forwards to, ``depth`` redirects in.
+
+        For the redirect rules (UV213, UV214): the destination is judged on its own, with no
+        server (how the link relates to the server is judged on the link), and without DNS.
+        """
+        if self._host_cache_size == 0:
+            return self._finish(self._offline(url, None, None, depth), None)
+        # Links that forward somewhere repeat their destinations (one sign-in callback, one
+        # landing page): each is vetted once, like a host's per-host findings.
+        key = (url, depth)
+        cache = self._destination_cache
+        verdict = cache.get(key)
+        if verdict is None:
+            verdict = self._finish(self._offline(url, None, None, depth), None)
+            with self._host_lock:
+                if len(cache) >= min(self._host_cache_size, DESTINATION_CACHE_SIZE):
+                    del cache[next(iter(cache))]
+                cache[key] = verdict
+        return verdict
+
     # -- internals ---------------------------------------------------------------------------
 
-    def _offline(self, url: str | bytes, server: Server | None, message: str | None) -> _Offline:
+    def _offline(
+        self, url: str | bytes, server: Server | None, message: str | None, hops: int = 0
+    ) -> _Offline:
         raw, decode_error = _as_text(url)
         compiled = self._compiled
         parsed: ParsedURL | None = None
@@ -202,6 +231,8 @@ class Vetter:
             raw=raw,
             parse_error=parse_error,
             message=message,
+            destinations=self if hops < MAX_REDIRECT_HOPS else None,
+            hops=hops,
         )
         findings: list[Finding] = []
         severities = compiled.severities

@@ -35,7 +35,7 @@ from urlvet.checks.base import CheckSettings, IPNetwork, Rule
 from urlvet.errors import PolicyError
 from urlvet.feeds import FeedKind, FeedSet, FeedSpec, load_feeds, url_key
 from urlvet.findings import Decision, Severity
-from urlvet.url import InvalidURL, normalize_domain, parse
+from urlvet.url import InvalidURL, normalize_domain, parse, site_of
 
 MAX_POLICY_BYTES = 1_000_000
 MAX_EXTENDS_DEPTH = 8
@@ -66,18 +66,157 @@ DEFAULT_WILDCARD_DNS = (
     "nip.direct",
     "traefik.me",
     "local.gd",
-    "localtest.me",
-    "lvh.me",
-    "vcap.me",
-    "lacolhost.com",
-    "localhost.direct",
     "1u.ms",
     "rbndr.us",
     "backname.io",
-    "fuf.me",
-    "yoogle.com",
     "xip.name",
     "nip.codes",
+)
+# Public domains whose every name answers a loopback address (127.0.0.1, ::1): names of this
+# computer that no resolver, hosts file or browser treats as special. Sources:
+# github.com/EvilBMP/local-dns README ("Public wildcard domains pointing to localhost", commit
+# 6229361): 127-0-0-1.org.uk, lacolhost.com, localtest.me, localhost.tv, localhst.co.uk,
+# lvh.me, vcap.me; github.com/fszlin/lo0.in README: lo0.in; colasloth.github.io: colasloth.com;
+# names long used for the same purpose in Rails and Docker development setups (localho.st,
+# smackaho.st, fuf.me, yoogle.com) and get.localhost.direct (localhost.direct). Two names under
+# them are the services' own web pages (readme.localtest.me, localhost.tv itself): blocking
+# them costs nothing an MCP server needs.
+DEFAULT_LOOPBACK_DNS = (
+    "localho.st",
+    "smackaho.st",
+    "lvh.me",
+    "localtest.me",
+    "vcap.me",
+    "127-0-0-1.org.uk",
+    "lacolhost.com",
+    "localhost.tv",
+    "localhst.co.uk",
+    "localhost.direct",
+    "lo0.in",
+    "colasloth.com",
+    "fuf.me",
+    "yoogle.com",
+)
+# Services that shorten any URL for anyone: a link on them says nothing about where it leads.
+# From github.com/PeterDaveHello/url-shorteners `list` (CC BY-SA 4.0, commit f0080c1), keeping
+# the services open to everyone (not a brand's own shortener, such as youtu.be or amzn.to, that
+# only leads to the brand's site), cross-checked with the shortening-service feature of the
+# UCI "Phishing Websites" data set (Mohammad, Thabtah and McCluskey), as reproduced by
+# phishing-detection tools (`bit\.ly|goo\.gl|shorte\.st|...`). IP loggers (iplogger.org and
+# its mirrors) are in the first list: they record the visitor's address before forwarding.
+DEFAULT_SHORTENERS = (
+    "bit.ly",
+    "bitly.com",
+    "j.mp",
+    "tinyurl.com",
+    "tinyurl.mobi",
+    "tiny.cc",
+    "tiny.one",
+    "tiny.pl",
+    "tiny.ee",
+    "is.gd",
+    "v.gd",
+    "da.gd",
+    "x.gd",
+    "ow.ly",
+    "buff.ly",
+    "rebrand.ly",
+    "rb.gy",
+    "cutt.ly",
+    "shorturl.at",
+    "shorturl.com",
+    "short.gy",
+    "shorter.me",
+    "t.ly",
+    "s.id",
+    "bl.ink",
+    "b.link",
+    "dub.sh",
+    "kutt.it",
+    "goo.gl",
+    "goo.su",
+    "t.co",
+    "lnkd.in",
+    "clck.ru",
+    "vk.cc",
+    "surl.li",
+    "snip.ly",
+    "u.to",
+    "q.gs",
+    "ity.im",
+    "bc.vc",
+    "adfoc.us",
+    "ouo.io",
+    "ouo.press",
+    "tny.im",
+    "urlz.fr",
+    "lc.cx",
+    "ulvis.net",
+    "zws.im",
+    "urlr.me",
+    "cli.re",
+    "t2m.io",
+    "qr.net",
+    "qrco.de",
+    "me2.kr",
+    "han.gl",
+    "reurl.cc",
+    "ppt.cc",
+    "pse.is",
+    "lihi.cc",
+    "ssur.cc",
+    "migre.me",
+    "ff.im",
+    "budurl.com",
+    "dlvr.it",
+    "ift.tt",
+    "trib.al",
+    "href.li",
+    "iplogger.org",
+    "iplogger.com",
+    "iplogger.ru",
+    "iplogger.info",
+    "iplogger.co",
+    "ipgrabber.ru",
+    "ipgraber.ru",
+)
+# Pages of big sites that forward the browser to a URL written in a parameter, without a
+# question (host, *.domain for the domain and its subdomains, then /path and ?parameters).
+# Google's /url (the target in q= or, for search results, url=; abused for phishing as Sophos
+# reported in 2021) and Meet's /linkredirect?dest=, Bing's click-tracker /ck/a (the target in
+# u= as "a1" and base64url), Microsoft Defender for Office 365 Safe Links
+# (*.safelinks.protection.outlook.com/?url=), Facebook's, Messenger's and Instagram's link shims
+# (l.php?u=), YouTube's /redirect?q=, LinkedIn's /redir/redirect?url=, Slack's
+# slack-redir.net/link?url=, Tumblr's t.umblr.com/redirect?z=, VK's /away.php?to=,
+# DuckDuckGo's /l/?uddg=, Steam's /linkfilter/?url= and Google Ads' /pagead/aclk?adurl=.
+DEFAULT_REDIRECTORS = (
+    "*.google.com/url?q,url",
+    "*.google.co.uk/url?q,url",
+    "*.google.de/url?q,url",
+    "*.google.fr/url?q,url",
+    "*.google.ca/url?q,url",
+    "*.google.com.au/url?q,url",
+    "*.google.co.in/url?q,url",
+    "*.google.co.jp/url?q,url",
+    "*.google.com.br/url?q,url",
+    "*.google.es/url?q,url",
+    "*.google.it/url?q,url",
+    "*.google.nl/url?q,url",
+    "meet.google.com/linkredirect?dest",
+    "www.googleadservices.com/pagead/aclk?adurl",
+    "*.bing.com/ck/a?u",
+    "*.safelinks.protection.outlook.com?url",
+    "l.facebook.com/l.php?u",
+    "lm.facebook.com/l.php?u",
+    "l.messenger.com/l.php?u",
+    "l.instagram.com?u",
+    "*.youtube.com/redirect?q",
+    "www.linkedin.com/redir/redirect?url",
+    "slack-redir.net/link?url",
+    "t.umblr.com/redirect?z",
+    "vk.com/away.php?to",
+    "duckduckgo.com/l?uddg",
+    "steamcommunity.com/linkfilter?url,u",
 )
 DEFAULT_TRUSTED_THIRD_PARTIES = (
     "accounts.google.com",
@@ -171,6 +310,17 @@ def _trusted_entry(value: str) -> str:
     return ("*." if wildcard else "") + name + (slash + path.rstrip("/") if path else "")
 
 
+def _redirector_entry(value: str) -> str:
+    where, question, params = value.strip().partition("?")
+    names = [p.strip() for p in params.split(",")]
+    if not question or not all(names):
+        raise ValueError(
+            f"{value!r}: write a redirector as host/path?parameter[,parameter...] (the "
+            "parameters that hold the destination)"
+        )
+    return _trusted_entry(where) + "?" + ",".join(names)
+
+
 def _selector(value: str) -> str:
     if not registry.expand(value):
         raise ValueError(f"unknown rule code, prefix or name {value!r}")
@@ -195,6 +345,7 @@ Cidr = Annotated[str, AfterValidator(_cidr)]
 BlockedUrl = Annotated[str, AfterValidator(_url_entry)]
 DomainName = Annotated[str, AfterValidator(_norm_domain)]
 TrustedEntry = Annotated[str, AfterValidator(_trusted_entry)]
+RedirectorEntry = Annotated[str, AfterValidator(_redirector_entry)]
 Selector = Annotated[str, AfterValidator(_selector)]
 RuleKey = Annotated[str, AfterValidator(_rule_key)]
 
@@ -271,6 +422,15 @@ class Domains(_Strict):
     wildcard_dns: list[DomainName] = Field(
         default_factory=lambda: list(DEFAULT_WILDCARD_DNS),
         description="Services that resolve names with an address in them (UV204).",
+    )
+    loopback_dns: list[DomainName] = Field(
+        default_factory=lambda: list(DEFAULT_LOOPBACK_DNS),
+        description="Public domains whose every name resolves to this computer (UV204), "
+        "blocked without asking DNS.",
+    )
+    shorteners: list[DomainName] = Field(
+        default_factory=lambda: list(DEFAULT_SHORTENERS),
+        description="URL shorteners: a link on them hides where it leads (UV212).",
     )
 
 
@@ -418,6 +578,11 @@ class Policy(_Strict):
         default_factory=lambda: list(DEFAULT_TRUSTED_THIRD_PARTIES),
         description="host, *.domain, or host/path-prefix that any server may send users to.",
     )
+    redirectors: list[RedirectorEntry] = Field(
+        default_factory=lambda: list(DEFAULT_REDIRECTORS),
+        description="host, *.domain, or host/path-prefix, then ?parameter[,parameter...]: "
+        "pages that forward the browser to the URL in those parameters (UV213).",
+    )
     networks: Networks = Field(default_factory=Networks)
     domains: Domains = Field(default_factory=Domains)
     urls: Urls = Field(default_factory=Urls)
@@ -530,6 +695,13 @@ def _compile(policy: Policy) -> CompiledPolicy:
         host, slash, path = entry.strip().partition("/")
         key = host.lower().rstrip(".")
         trusted[key] = (*trusted.get(key, ()), ("/" + path) if slash else "")
+    redirectors: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {}
+    for entry in policy.redirectors:
+        where, _, params = entry.partition("?")
+        host, slash, path = where.partition("/")
+        key = host.lower().rstrip(".")
+        prefix = ("/" + path) if slash else ""
+        redirectors[key] = (*redirectors.get(key, ()), (prefix, frozenset(params.split(","))))
     settings = CheckSettings(
         max_url_length=policy.limits.max_url_length,
         trusted_third_parties=trusted,
@@ -539,6 +711,10 @@ def _compile(policy: Policy) -> CompiledPolicy:
         blocked_networks=parse_networks(policy.networks.blocked),
         internal_suffixes=frozenset(policy.domains.internal_suffixes),
         wildcard_dns_suffixes=frozenset(policy.domains.wildcard_dns),
+        loopback_dns_suffixes=frozenset(policy.domains.loopback_dns),
+        shorteners=frozenset(policy.domains.shorteners),
+        shortener_sites=frozenset(site_of(d)[0] or d for d in policy.domains.shorteners),
+        redirectors=redirectors,
         server_domains={k: frozenset(v.domains) for k, v in policy.servers.items()},
         lookalike=_lookalike_index(policy),
         blocked_domain_feeds=_feeds(policy.domains.blocked_files, "domains"),
@@ -618,6 +794,9 @@ _ADDITIVE = {
     ("domains", "blocked"),
     ("domains", "internal_suffixes"),
     ("domains", "wildcard_dns"),
+    ("domains", "loopback_dns"),
+    ("domains", "shorteners"),
+    ("redirectors",),
     ("domains", "blocked_files"),
     ("domains", "allowed_files"),
     ("networks", "blocked_files"),

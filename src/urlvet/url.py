@@ -13,6 +13,7 @@ nothing is written to disk.
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import re
 from dataclasses import dataclass, fields
@@ -417,3 +418,123 @@ def query_values(search: str, name: str) -> list[str]:
     if not search or (name not in search and "%" not in search):
         return []  # without the name or any escape, no parameter can decode to it
     return [value for key, value in query_params(search) if key == name]
+
+
+def percent_decode(text: str) -> str:
+    """Percent-decoding of the UTF-8 bytes of ``text`` ('+' stays a '+'), invalid sequences
+    replaced: one more round of decoding for a value that was encoded twice."""
+    if "%" not in text:
+        return text
+    raw = _PERCENT.sub(
+        lambda m: bytes((int(m.group(1), 16),)), text.encode("utf-8", "surrogatepass")
+    )
+    return raw.decode("utf-8", "replace")
+
+
+MAX_CARRIED_DEPTH = 4
+"""How deep :func:`carried_urls` follows URLs carried inside carried URLs."""
+MAX_CARRIED = 16
+"""How many carried URLs :func:`carried_urls` reads from one link, all depths together."""
+MAX_CARRIED_LENGTH = 8192
+"""Longer parameter values are not read as URLs (no browser-bound redirect needs more)."""
+MAX_DECODE_ROUNDS = 3
+"""Rounds of percent-decoding after the first (``%2525`` is three rounds from ``%``)."""
+
+CARRIED_SCHEMES = frozenset({"http", "https", "javascript", "vbscript"})
+"""Schemes a carried value may have to count as a URL: web pages, and the ones a page that
+forwards with script (``location = next``) runs as script. Not ``data:``: browsers refuse to
+open it at the top level when a page navigates there."""
+
+_ENCODED_SCHEME = re.compile(r"^\s*[a-zA-Z][a-zA-Z0-9+.-]{0,30}%(?:25)*3[aA]")
+_SCHEME = re.compile(r"^\s*([a-zA-Z][a-zA-Z0-9+.-]{0,30}):")
+# "a1" and base64url of "http": the way bing.com's click-tracker (/ck/a) writes its target.
+_BASE64_HTTP = re.compile(r"^a1(aHR0c[A-Za-z0-9_-]+)={0,2}$")
+
+
+@dataclass(frozen=True, slots=True)
+class CarriedURL:
+    """An absolute URL written in a query parameter of a link (or of a URL carried in one)."""
+
+    name: str
+    """The parameter's name, decoded."""
+    path: tuple[str, ...]
+    """The names of the parameters from the link down to this one (``("continue", "next")``)."""
+    value: str
+    """The value fully decoded (percent-decoding repeated, base64 undone), as read as a URL."""
+    target: ParsedURL
+    """The value parsed as a browser would."""
+    depth: int
+    """1 for a parameter of the link itself, 2 for one of a URL carried there, and so on."""
+    encoding: str
+    """How the value was written: ``plain``, ``percent-encoded xN`` (N extra rounds), ``base64``."""
+
+
+def carried_urls(url: ParsedURL) -> tuple[CarriedURL, ...]:
+    """Every absolute URL carried in the query of ``url``, and in theirs, at any depth.
+
+    A value counts when, after form decoding, up to :data:`MAX_DECODE_ROUNDS` more rounds of
+    percent-decoding (a value encoded twice, ``https%253A%252F%252F``) or base64url after an
+    ``a1`` prefix (bing.com's click-tracker), it is an absolute URL of a scheme in
+    :data:`CARRIED_SCHEMES`. Bounded: :data:`MAX_CARRIED_DEPTH` levels, :data:`MAX_CARRIED`
+    URLs, values up to :data:`MAX_CARRIED_LENGTH` characters. Breadth first, in query order.
+    """
+    if not url.search or not may_carry(url.search):
+        return ()
+    found: list[CarriedURL] = []
+    queue: list[tuple[ParsedURL, tuple[str, ...]]] = [(url, ())]
+    while queue and len(found) < MAX_CARRIED:
+        holder, path = queue.pop(0)
+        if not holder.search or not may_carry(holder.search):
+            continue
+        for part in holder.search.removeprefix("?").split("&"):
+            raw_name, _, raw_value = part.partition("=")
+            # Decoded only when the raw value could hold a URL: most values cannot.
+            if len(raw_value) > MAX_CARRIED_LENGTH or not may_carry(raw_value):
+                continue
+            if len(found) >= MAX_CARRIED:
+                break
+            name, value = form_decode(raw_name), form_decode(raw_value)
+            decoded = _decode_carried(value)
+            if decoded is None:
+                continue
+            text, encoding = decoded
+            try:
+                target = parse(text.strip())
+            except InvalidURL:
+                continue
+            if target.scheme not in CARRIED_SCHEMES:
+                continue
+            item = CarriedURL(name, (*path, name), text, target, len(path) + 1, encoding)
+            found.append(item)
+            if target.search and item.depth < MAX_CARRIED_DEPTH:
+                queue.append((target, item.path))
+    return tuple(found)
+
+
+def may_carry(search: str) -> bool:
+    """False when no URL can be written in ``search`` (no colon, no escape, no base64 of
+    "http"): a cheap test that rules out most queries before any decoding."""
+    return ":" in search or "%" in search or "aHR0c" in search
+
+
+def _decode_carried(value: str) -> tuple[str, str] | None:
+    """The value as an absolute URL and how it was encoded, or None when it is not one."""
+    text = value.strip()
+    if _SCHEME.match(text):
+        return text, "plain"
+    rounds = 0
+    while rounds < MAX_DECODE_ROUNDS and _ENCODED_SCHEME.match(text):
+        text = percent_decode(text).strip()
+        rounds += 1
+        if _SCHEME.match(text):
+            return text, f"percent-encoded x{rounds + 1}"
+    m = _BASE64_HTTP.match(value.strip())
+    if m:
+        data = m.group(1)
+        try:
+            decoded = base64.urlsafe_b64decode(data + "=" * (-len(data) % 4)).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            return None
+        if _SCHEME.match(decoded):
+            return decoded, "base64"
+    return None

@@ -123,6 +123,29 @@ def test_obfuscated_address(url: str, obfuscated: bool) -> None:
     assert ("UV206" in codes(url)) is obfuscated
 
 
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        (
+            "https://[::ffff:7f00:1]/",
+            "The address is disguised: written as '[::ffff:7f00:1]', it means the IPv4 "
+            "address 127.0.0.1.",
+        ),
+        (
+            "https://0x7f.1/",
+            "The address is disguised: written as '0x7f.1', it means 127.0.0.1.",
+        ),
+        (
+            "https://[64:ff9b::8.8.8.8]/",
+            "The address is disguised: written as '[64:ff9b::8.8.8.8]', it means [64:ff9b::808:808].",
+        ),
+    ],
+)
+def test_obfuscated_address_says_what_it_means_once(url: str, message: str) -> None:
+    [finding] = [f for f in OFFLINE.vet(url).findings if f.code == "UV206"]
+    assert finding.message == message
+
+
 def test_obfuscated_public_address_blocks_although_public() -> None:
     verdict = OFFLINE.vet("https://134744072/")
     assert set(verdict.codes) == {"UV205", "UV206"}

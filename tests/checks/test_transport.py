@@ -241,6 +241,12 @@ def test_hidden_characters_reports_positions() -> None:
         ("http://127.0.0.1:33418/cb", "stdio", False),  # a local callback
         ("http://127.0.0.1:33418/cb", "https://mcp.example.com/", True),
         ("ssh://example.com:2222/", None, False),  # not a web URL: UV102 says enough
+        # the server's own host: its origin, or another port of the machine it runs on
+        ("https://mcp.acme.io:8443/oauth/authorize", "https://mcp.acme.io:8443/mcp", False),
+        ("https://MCP.acme.io.:9443/x", "https://mcp.acme.io:8443/mcp", False),
+        ("https://mcp.example.com:8443/oauth/start", "https://mcp.example.com/mcp", False),
+        ("https://files.acme.io:8443/", "https://mcp.acme.io:8443/mcp", True),  # another host
+        ("https://203.0.113.9:8443/", "https://203.0.113.9/mcp", False),
     ],
 )
 def test_non_standard_port(url: str, server: str | None, fires: bool) -> None:

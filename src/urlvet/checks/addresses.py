@@ -20,16 +20,18 @@ from urlvet.checks.base import (
     CheckSettings,
     Hit,
     allowed_domain,
+    carried,
     clip,
     host_matches,
     internal_name_reason,
+    redirector_destination,
     rule,
     shortest_parent_in,
 )
 from urlvet.feeds import FeedHit, url_key
 from urlvet.findings import Severity
 from urlvet.server import is_loopback_host
-from urlvet.url import HostKind, InvalidURL, ParsedURL, parse, query_params
+from urlvet.url import HostKind, ParsedURL
 
 _ROUTE_LABELS = {
     "loopback": "this computer (loopback)",
@@ -325,7 +327,7 @@ def onion_service(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
         )
 
 
-def _internal_target(target: ParsedURL, ctx: CheckContext) -> str | None:
+def internal_target(target: ParsedURL, ctx: CheckContext) -> str | None:
     """What makes ``target`` a place inside the user's network, or None."""
     if target.ip is not None:
         cls = classify(target.ip)
@@ -364,29 +366,24 @@ def internal_target_in_parameter(url: ParsedURL | None, ctx: CheckContext) -> It
     """
     if url is None or not url.search:
         return
-    search = url.search
-    if "://" not in search and "%3a" not in search.lower():
-        return
     local = ctx.server is not None and ctx.server.is_local
-    for name, value in query_params(search):
-        if "://" not in value[:10] or not value[:5].lower().startswith("http"):
+    # A listed redirector's destination is UV213's, which vets it in full.
+    redirect = redirector_destination(url, ctx)
+    for item in carried(url, ctx):
+        target = item.target
+        if item is redirect or target.scheme not in ("http", "https"):
             continue
-        try:
-            target = parse(value.strip())
-        except InvalidURL:
+        if is_loopback_host(target) and (local or item.name == "redirect_uri"):
             continue
-        if target.scheme not in ("http", "https"):
-            continue
-        if is_loopback_host(target) and (local or name == "redirect_uri"):
-            continue
-        what = _internal_target(target, ctx)
+        what = internal_target(target, ctx)
         if what is None:
             continue
+        name = " > ".join(item.path)
         yield Hit(
             f"The link carries {target.host_for_display}, {what}, in its parameter "
-            f"{name!r}: if {url.host_for_display} forwards you there, your browser ends up "
-            "inside your own network.",
-            {"parameter": clip(name, 100), "value": clip(value), "host": target.host},
+            f"{clip(name, 100)!r}: if {url.host_for_display} forwards you there, your browser "
+            "ends up inside your own network.",
+            {"parameter": clip(name, 100), "value": clip(item.value), "host": target.host},
         )
         return
 
@@ -396,8 +393,10 @@ def address_in_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A name under a wildcard-DNS service that resolves to an address written in the name.
 
     ## What it does
-    Flags names under services such as nip.io, sslip.io, xip.io, localtest.me, lvh.me and
-    1u.ms (the list is in the policy). Where the name carries an address (`10.0.0.1.nip.io`,
+    Flags names under services such as nip.io, sslip.io, xip.io and 1u.ms (the list is
+    `domains.wildcard_dns` in the policy), and under public domains whose every name answers
+    loopback (`lvh.me`, `localtest.me`, `localho.st`, `vcap.me`...: `domains.loopback_dns`,
+    from published lists), which block without asking DNS. Where the name carries an address (`10.0.0.1.nip.io`,
     `app-192-168-1-1.sslip.io`, `0a000001.nip.io`) it is classified like an IP literal: a
     private target blocks, a public one warns. Services that always answer loopback, names
     with no address the service could answer with, and DNS-rebinding names (`rbndr.us`,
@@ -415,6 +414,14 @@ def address_in_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     if url is None or url.host_kind is not HostKind.DOMAIN:
         return
     host = url.host.rstrip(".").lower()
+    loopback = host_matches(host, ctx.settings.loopback_dns_suffixes)
+    if loopback is not None:
+        yield Hit(
+            f"The link uses {loopback}, a public domain whose every name leads to this "
+            "computer (loopback), not to a website.",
+            {"host": host, "service": loopback, "loopback": True},
+        )
+        return
     # The shortest listed suffix is the service: a list holding both nip.io and
     # 127.0.0.1.nip.io must still read the address out of company.127.0.0.1.nip.io.
     service = shortest_parent_in(host, ctx.settings.wildcard_dns_suffixes)
@@ -548,11 +555,10 @@ def obfuscated_address(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
         if "." not in written and "%" not in written and via not in _IPV4_IN_IPV6_FORMS:
             return
         embedded = classify(url.ip).embedded
-        meaning = f"[{url.host}]" + (
-            f", the IPv4 address {embedded.address}"
-            if embedded is not None and via in _IPV4_IN_IPV6_FORMS
-            else ""
-        )
+        if embedded is not None and via in _IPV4_IN_IPV6_FORMS:
+            meaning = f"the IPv4 address {embedded.address}"
+        else:
+            meaning = f"[{url.host}]"
     yield Hit(
         f"The address is disguised: written as {written!r}, it means {meaning}.",
         {"written": written, "address": url.host},

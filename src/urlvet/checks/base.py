@@ -13,12 +13,20 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from urlvet.feeds import EMPTY, FeedHit, FeedSet
-from urlvet.findings import Severity
+from urlvet.findings import Severity, Verdict
 from urlvet.server import Server
-from urlvet.url import MAX_DOMAIN_LENGTH, HostKind, ParsedURL, first_parent_dot
+from urlvet.url import (
+    MAX_DOMAIN_LENGTH,
+    CarriedURL,
+    HostKind,
+    ParsedURL,
+    carried_urls,
+    first_parent_dot,
+    may_carry,
+)
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 RuleKind = Literal["raw", "url", "dns", "tls", "message"]
@@ -61,6 +69,16 @@ class CheckSettings:
     """Name suffixes that only resolve inside a network (local, internal, corp, ...)."""
     wildcard_dns_suffixes: frozenset[str] = frozenset()
     """Services that resolve names with an address in them (nip.io, sslip.io, ...)."""
+    loopback_dns_suffixes: frozenset[str] = frozenset()
+    """Public domains whose every name resolves to this computer (lvh.me, localtest.me, ...)."""
+    shorteners: frozenset[str] = frozenset()
+    """URL shorteners (bit.ly, tinyurl.com, ...): the domain and its subdomains match."""
+    shortener_sites: frozenset[str] = frozenset()
+    """The registrable domains of ``shorteners``: a host on none of them is on no shortener,
+    which one set lookup tells (most links) without walking the host's parents."""
+    redirectors: Mapping[str, tuple[tuple[str, frozenset[str]], ...]] = field(default_factory=dict)
+    """Pages that forward to a URL in a parameter: host (or ``*.domain``) -> (path prefix, '' for
+    any path; the parameters that hold the destination)."""
     server_domains: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Per server name: the domains it is expected to send users to."""
     lookalike: Any = None
@@ -81,6 +99,18 @@ class CheckSettings:
     """A certificate issued fewer days ago than this is new (UV606)."""
 
 
+class DestinationVetter(Protocol):
+    """What vets the URL a link forwards to (the engine's Vetter), for the redirect rules."""
+
+    def vet_destination(self, url: str, depth: int) -> Verdict:
+        """The offline verdict on ``url``, judged on its own (no server), ``depth`` hops in."""
+        ...
+
+
+MAX_REDIRECT_HOPS = 3
+"""How many redirects in a row are followed and vetted (a redirector inside a redirector...)."""
+
+
 @dataclass(frozen=True, slots=True)
 class CheckContext:
     """Everything a check may look at besides the URL itself."""
@@ -99,6 +129,10 @@ class CheckContext:
     """The TLS handshake probe's result (urlvet.tls.Probe), for ``tls`` rules."""
     earlier: frozenset[str] = frozenset()
     """For ``tls`` rules: the codes the earlier stages raised on this URL."""
+    destinations: DestinationVetter | None = None
+    """Vets the URL a link forwards to; None when no more hops may be followed."""
+    hops: int = 0
+    """How many redirects led to this URL (0 for the link itself)."""
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """Scratch space where rules that ask the same question about one URL (the six lookalike
     rules share one analysis) keep the answer, so that it is computed once per URL. Each entry
@@ -319,3 +353,78 @@ def internal_name_reason(name: str, settings: CheckSettings) -> str | None:
 def clip(text: str, limit: int = 300) -> str:
     """``text`` cut to ``limit`` characters for evidence, with a visible mark where it was cut."""
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def host_table_entry(host: str, table: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """The most specific entry of a table keyed by host or ``*.domain`` for ``host``: the host
+    itself, then ``*.parent`` for each parent (``*.example.com`` matches ``example.com`` and
+    every name under it), or None."""
+    if not table:
+        return None
+    name = host.rstrip(".").lower()
+    if len(name) <= MAX_DOMAIN_LENGTH:
+        if name in table:
+            return name, table[name]
+        star = "*." + name
+        if star in table:
+            return star, table[star]
+    dot = name.find(".") if len(name) <= MAX_DOMAIN_LENGTH else first_parent_dot(name)
+    while dot >= 0:
+        key = "*." + name[dot + 1 :]
+        if key in table:
+            return key, table[key]
+        dot = name.find(".", dot + 1)
+    return None
+
+
+def redirector_parameters(url: ParsedURL, settings: CheckSettings) -> frozenset[str] | None:
+    """The parameters that hold the destination when ``url`` is on a page the policy lists as a
+    redirector (``redirectors``), or None."""
+    if url.host_kind is not HostKind.DOMAIN or url.scheme not in ("http", "https"):
+        return None
+    entry = host_table_entry(url.host, settings.redirectors)
+    if entry is None:
+        return None
+    for prefix, params in entry[1]:
+        if (
+            not prefix
+            or url.pathname == prefix
+            or url.pathname.startswith(prefix.rstrip("/") + "/")
+        ):
+            return frozenset(params)
+    return None
+
+
+def carried(url: ParsedURL, ctx: CheckContext) -> tuple[CarriedURL, ...]:
+    """The URLs ``url`` carries (see ``url.carried_urls``), read once per URL for all rules."""
+    return _carried_analysis(url, ctx)[0]
+
+
+def redirector_destination(url: ParsedURL, ctx: CheckContext) -> CarriedURL | None:
+    """The URL a listed redirector page forwards to (its first destination parameter that holds
+    an absolute URL), or None when ``url`` is no redirector or carries none."""
+    return _carried_analysis(url, ctx)[1]
+
+
+_NOTHING_CARRIED: tuple[tuple[CarriedURL, ...], CarriedURL | None] = ((), None)
+
+
+def _carried_analysis(
+    url: ParsedURL, ctx: CheckContext
+) -> tuple[tuple[CarriedURL, ...], CarriedURL | None]:
+    if not url.search or not may_carry(url.search):
+        return _NOTHING_CARRIED
+    # Four rules ask; the answer is computed once per URL.
+    memo = ctx.memo.get("carried")
+    if memo is not None and memo[0] is url:
+        answer: tuple[tuple[CarriedURL, ...], CarriedURL | None] = memo[1]
+        return answer
+    items = carried_urls(url)
+    redirect = None
+    if items:
+        params = redirector_parameters(url, ctx.settings)
+        if params:
+            redirect = next((i for i in items if i.depth == 1 and i.name in params), None)
+    answer = (items, redirect)
+    ctx.memo["carried"] = (url, answer)
+    return answer

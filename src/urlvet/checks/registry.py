@@ -8,7 +8,16 @@ from functools import cache
 
 from urlvet.checks.base import Rule, defined_rules
 
-_FAMILIES = ("transport", "addresses", "resolution", "lookalike", "server", "message", "tls")
+_FAMILIES = (
+    "transport",
+    "addresses",
+    "redirects",
+    "resolution",
+    "lookalike",
+    "server",
+    "message",
+    "tls",
+)
 
 
 @cache

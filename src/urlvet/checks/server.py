@@ -10,6 +10,7 @@ from urlvet.checks.base import (
     IP_HOSTS,
     CheckContext,
     Hit,
+    carried,
     clip,
     host_matches,
     rule,
@@ -19,11 +20,8 @@ from urlvet.server import is_loopback_host
 from urlvet.url import (
     MAX_DOMAIN_LENGTH,
     HostKind,
-    InvalidURL,
     ParsedURL,
     first_parent_dot,
-    parse,
-    query_values,
     site_of,
 )
 
@@ -287,9 +285,10 @@ def sign_in_redirect_off_site(url: ParsedURL | None, ctx: CheckContext) -> Itera
 
     ## What it does
     For a URL on a site other than the remote server's (an identity provider's authorization
-    page, typically), reads its OAuth `redirect_uri` parameters and flags one that leads to a
-    site that is neither the server's own, nor one the policy expects from the server, nor a
-    loopback address (a local client's callback).
+    page, typically), reads its OAuth `redirect_uri` parameters (also inside URLs carried in
+    its other parameters, and however many times they were percent-encoded) and flags one that
+    leads to a site that is neither the server's own, nor one the policy expects from the
+    server, nor a loopback address (a local client's callback).
 
     ## Why is this bad?
     After the user signs in, the provider sends the grant (an authorization code or a token
@@ -310,11 +309,10 @@ def sign_in_redirect_off_site(url: ParsedURL | None, ctx: CheckContext) -> Itera
     if _site(url) == ours:
         return  # the server's own sign-in: where it sends its own grant is its own affair
     expected = _expected_domains(ctx)
-    for value in query_values(url.search, "redirect_uri"):
-        try:
-            target = parse(value)
-        except InvalidURL:
-            continue  # not an absolute URL: the provider refuses it
+    for item in carried(url, ctx):
+        if item.name != "redirect_uri":
+            continue
+        value, target = item.value, item.target
         if target.scheme not in ("http", "https") or is_loopback_host(target):
             continue
         if _site(target) == ours:

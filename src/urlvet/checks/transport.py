@@ -287,8 +287,9 @@ def non_standard_port(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]
     """An https URL on a port other than 443.
 
     ## What it does
-    Flags web URLs with an explicit, non-default port (a local server's loopback callback
-    is exempt).
+    Flags web URLs with an explicit, non-default port. A local server's loopback callback is
+    exempt, and so is the host of the server that asked (its own origin, or another port of
+    the machine it runs on, which the server's operator controls).
 
     ## Why is this bad?
     Sign-in, payment and account pages are served on the default port. An unusual port
@@ -301,6 +302,13 @@ def non_standard_port(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]
         return
     if url.host_kind is HostKind.EMPTY:
         return
-    if ctx.server is not None and ctx.server.is_local and is_loopback_host(url):
+    server = ctx.server
+    if server is not None and server.is_local and is_loopback_host(url):
+        return
+    if (
+        server is not None
+        and server.parsed is not None
+        and server.parsed.host.rstrip(".").lower() == url.host.rstrip(".").lower()
+    ):
         return
     yield Hit(f"The link uses the unusual port {url.port}.", {"port": url.port})
