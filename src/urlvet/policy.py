@@ -35,7 +35,7 @@ from urlvet.checks.base import CheckSettings, IPNetwork, Rule
 from urlvet.errors import PolicyError
 from urlvet.feeds import FeedKind, FeedSet, FeedSpec, load_feeds, url_key
 from urlvet.findings import Decision, Severity
-from urlvet.url import InvalidURL, normalize_domain, parse
+from urlvet.url import InvalidURL, normalize_domain, parse, site_of
 
 MAX_POLICY_BYTES = 1_000_000
 MAX_EXTENDS_DEPTH = 8
@@ -713,6 +713,7 @@ def _compile(policy: Policy) -> CompiledPolicy:
         wildcard_dns_suffixes=frozenset(policy.domains.wildcard_dns),
         loopback_dns_suffixes=frozenset(policy.domains.loopback_dns),
         shorteners=frozenset(policy.domains.shorteners),
+        shortener_sites=frozenset(site_of(d)[0] or d for d in policy.domains.shorteners),
         redirectors=redirectors,
         server_domains={k: frozenset(v.domains) for k, v in policy.servers.items()},
         lookalike=_lookalike_index(policy),

@@ -173,9 +173,14 @@ def _serve(
 ) -> None:
     """A worker process: builds its Vetter from the policy's data (any start method works),
     then vets each list of keys it is sent into a list of records, in order, until None."""
+    import signal
+
     from urlvet.engine import Vetter
     from urlvet.policy import Policy
 
+    # Ctrl-C reaches the whole process group: the parent stops the run and ends the workers,
+    # which must not each print a traceback of their own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         vet = RecordVetter(Vetter(Policy.model_validate(policy)), server_name, redact, with_json)
         while (keys := inbox.get()) is not None:

@@ -73,6 +73,9 @@ class CheckSettings:
     """Public domains whose every name resolves to this computer (lvh.me, localtest.me, ...)."""
     shorteners: frozenset[str] = frozenset()
     """URL shorteners (bit.ly, tinyurl.com, ...): the domain and its subdomains match."""
+    shortener_sites: frozenset[str] = frozenset()
+    """The registrable domains of ``shorteners``: a host on none of them is on no shortener,
+    which one set lookup tells (most links) without walking the host's parents."""
     redirectors: Mapping[str, tuple[tuple[str, frozenset[str]], ...]] = field(default_factory=dict)
     """Pages that forward to a URL in a parameter: host (or ``*.domain``) -> (path prefix, '' for
     any path; the parameters that hold the destination)."""

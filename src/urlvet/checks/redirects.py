@@ -126,6 +126,9 @@ def url_shortener(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
         return
     if url.pathname in ("", "/"):
         return
+    site = url.registrable_domain
+    if site is not None and site not in ctx.settings.shortener_sites:
+        return
     shortener = host_matches(url.host, ctx.settings.shorteners)
     if shortener is None or allowed_domain(url.host.rstrip(".").lower(), ctx.settings):
         return

@@ -17,6 +17,7 @@ from typing import Any
 from urlvet.checks import registry
 from urlvet.checks.addresses import in_any
 from urlvet.checks.base import allowed_domain, host_matches
+from urlvet.errors import UrlvetError
 from urlvet.feeds import url_key
 from urlvet.findings import Decision, Finding, Severity, Verdict
 from urlvet.policy import FEED_KEYS, Policy, policy_sources
@@ -110,8 +111,8 @@ class Explainer:
             for i, item in enumerate(items):
                 try:
                     hit = match(item)
-                except (ValueError, TypeError, AttributeError):
-                    hit = False
+                except (ValueError, TypeError, AttributeError, KeyError, UrlvetError):
+                    hit = False  # an item written otherwise than this key expects
                 if hit:
                     line = src.lines.get((*key, str(i)), src.lines.get(key, 1))
                     return f"{src.path}:{line}"
