@@ -18,7 +18,8 @@ from click.testing import CliRunner
 
 from urlvet import InputError, Policy, PolicyError, load_policy
 from urlvet.cli import main as urlvet_main
-from urlvet.spark import job_command, stats_accumulator, vet_dataframe
+from urlvet.cli import spark_job_command
+from urlvet.spark import stats_accumulator, vet_dataframe
 
 pytestmark = pytest.mark.spark
 
@@ -235,7 +236,7 @@ def test_policy_is_shipped_to_the_workers_as_data(spark: Spark, tmp_path: Path) 
 
 
 def run_job(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(job_command, list(args))
+    result = CliRunner().invoke(spark_job_command, list(args))
     if result.exception and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result.exit_code, result.stderr
