@@ -764,7 +764,10 @@ _AUDIT_FORMATS = ("text", "json", "jsonl", "sarif", "github")
     type=click.IntRange(1, 64),
     default=1,
     show_default=True,
-    help="Worker processes for offline audits (--no-dns).",
+    help="Worker processes for offline audits (--no-dns). With jsonl or json output and "
+    "large regular files, the input is cut into N shares at line starts, each audited by a "
+    "worker (the output is the same); otherwise (stdin, compressed input, other formats) "
+    "the workers vet the URLs the main process reads.",
 )
 @click.option(
     "--baseline",
@@ -857,7 +860,7 @@ def audit_cmd(
     )
     try:
         code = run_audit(policy, run, click.get_binary_stream("stdout"), sys.stderr)
-    except InputError as exc:
+    except UrlvetError as exc:
         _fail(str(exc))
     sys.exit(code)
 

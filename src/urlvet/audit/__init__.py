@@ -8,6 +8,8 @@ One module a job:
 - :mod:`~urlvet.audit.cache`: one record per distinct (URL, server, message), bounded;
 - :mod:`~urlvet.audit.pipeline`: the one loop (window -> look up -> vet -> report) and its
   strategies: in process, a process pool, DNS on an event loop;
+- :mod:`~urlvet.audit.split`: offline audits of large files with several workers, the input
+  cut into shares at line starts, each share run through the one loop by a worker;
 - :mod:`~urlvet.audit.report`: counting, the baseline, the :class:`Summary`;
 - :mod:`~urlvet.audit.output`: the writers (text, json, jsonl, SARIF, GitHub annotations),
   records, redaction and baselines.

@@ -18,6 +18,7 @@ from urlvet.audit.output.progress import Progress
 from urlvet.audit.pipeline import Auditor
 from urlvet.audit.report import Reporter
 from urlvet.audit.sources import Diagnostic, expand_paths
+from urlvet.audit.split import plan_split, run_split
 from urlvet.text import printable
 
 if TYPE_CHECKING:
@@ -57,7 +58,8 @@ def run_audit(policy: Policy, run: AuditRun, stdout: BinaryIO, stderr: TextIO) -
     """Run the audit; returns the exit code.
 
     Raises :class:`urlvet.errors.InputError` when the baseline cannot be read or written or the
-    output cannot be opened.
+    output cannot be opened, and :class:`urlvet.errors.UrlvetError` when a worker of a split
+    audit fails.
     """
     from urlvet import __version__
 
@@ -116,9 +118,25 @@ def run_audit(policy: Policy, run: AuditRun, stdout: BinaryIO, stderr: TextIO) -
         collect_baseline=run.write_baseline is not None,
         on_diagnostic=on_diagnostic,
     )
+    shares = plan_split(sources, run.fmt, run.options, offline=not auditor.uses_dns)
     try:
         writer.start()
-        summary = auditor.run(sources, reporter, progress)
+        if shares is not None:
+            temp_dir = (
+                os.path.dirname(os.path.abspath(run.output)) if run.output and to_file else None
+            )
+            summary = run_split(
+                policy,
+                run.options,
+                shares,
+                reporter,
+                fmt=run.fmt,
+                info=info,
+                temp_dir=temp_dir,
+                progress=progress,
+            )
+        else:
+            summary = auditor.run(sources, reporter, progress)
         if progress is not None:
             progress.clear()
         if run.write_baseline is not None and reporter.collected is not None:

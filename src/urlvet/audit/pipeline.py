@@ -16,6 +16,13 @@ A strategy is how the misses get vetted; the loop never knows which one runs:
 
 Another engine (a cluster, say) plugs in as a strategy of its own: ``submit`` takes the keys
 and returns a :class:`Batch` whose records come back in the keys' order.
+
+Which path ``--jobs N`` (N > 1) takes offline: with jsonl or json output and regular,
+uncompressed files of at least two shares' worth of bytes, the audit is split
+(:mod:`urlvet.audit.split`): the input is cut into N shares at line starts and each worker runs
+this loop with :class:`InProcess` on its share, the main process only joining the outputs. For
+stdin, compressed or small inputs and the text, SARIF and GitHub formats, this loop runs with
+:class:`ProcessPool`.
 """
 
 from __future__ import annotations

@@ -74,6 +74,25 @@ class Summary:
         """Diagnostics that left input unaudited."""
         return self.diagnostics["error"]
 
+    def add(self, part: Summary) -> None:
+        """Count in the summary of the next part of the same run's input (a share of a split
+        audit): the counts add up, and the codes come in the order a single run meets them."""
+        self.sources += part.sources
+        self.skipped_files += part.skipped_files
+        self.lines += part.lines
+        self.urls += part.urls
+        self.vetted += part.vetted
+        self.failing += part.failing
+        self.accepted += part.accepted
+        for decision, n in part.by_decision.items():
+            self.by_decision[decision] = self.by_decision.get(decision, 0) + n
+        for code, n in part.by_rule.items():
+            self.by_rule[code] = self.by_rule.get(code, 0) + n
+        for code, name in part.rule_names.items():
+            self.rule_names.setdefault(code, name)
+        for level, n in part.diagnostics.items():
+            self.diagnostics[level] = self.diagnostics.get(level, 0) + n
+
 
 class Reporter:
     """Receives results in input order: counts them, applies the baseline, feeds the writer."""

@@ -59,6 +59,27 @@ class Source:
     """The filesystem path; None for stdin."""
     explicit: bool = True
     """Named on the command line, rather than found by walking a directory."""
+    span: Span | None = None
+    """Only this byte range of the file (a share of a split audit); None: the whole file."""
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A byte range of a regular file, cut at line starts, read as one input kind.
+
+    A file cut into spans reads as the whole file would: line numbers go on from
+    ``first_line``, a byte order mark is dropped only at the file's start, and no line is
+    ever cut (a span ends after a line break or at the end of the file).
+    """
+
+    start: int
+    """The first byte: 0 or just after a line break."""
+    end: int
+    """The byte after the last one: just after a line break, or the file's size."""
+    first_line: int
+    """The 1-based number of the line at ``start`` (1 when ``start`` is 0)."""
+    kind: InputKind
+    """How to read it (never auto: sniffed once, from the file's head)."""
 
 
 class Occurrence(NamedTuple):
@@ -165,6 +186,44 @@ class _Prefixed(io.RawIOBase):
         n = len(data)
         buffer[:n] = data
         return n
+
+
+class _Range(io.RawIOBase):
+    """A raw stream that ends ``size`` bytes after the stream's position."""
+
+    def __init__(self, stream: BinaryIO, size: int) -> None:
+        self._stream = stream
+        self._left = size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = min(len(buffer), self._left)
+        if n <= 0:
+            return 0
+        data = self._stream.read(n)
+        got = len(data)
+        buffer[:got] = data
+        self._left -= got
+        return got
+
+
+def file_kind(source: Source, options: AuditOptions) -> InputKind | None:
+    """How a file is read, from its name and head as :class:`Reader` decides it; None when
+    the file is not read as lines (binary, UTF-16) or cannot be read."""
+    if source.path is None:
+        return None
+    try:
+        with open(source.path, "rb", buffering=0) as stream:
+            head = _read_head(stream)
+    except OSError:
+        return None
+    if _binary_problem(head) is not None:
+        return None
+    if options.input_kind != "auto":
+        return options.input_kind
+    return sniff_kind(source.name, head)
 
 
 def sniff_kind(name: str, head: bytes) -> InputKind:
@@ -275,6 +334,12 @@ class Reader:
         except OSError as exc:
             yield Diagnostic(source.name, None, None, "unreadable", _os_reason(exc))
             return
+        if source.span is not None:
+            try:
+                yield from self._span(source, source.span, stream)
+            finally:
+                stream.close()
+            return
         try:
             try:
                 head = _read_head(stream)
@@ -293,29 +358,50 @@ class Reader:
             kind = self.options.input_kind
             if kind == "auto":
                 kind = sniff_kind(source.name, head)
-            limit = self.options.max_line_bytes or (
-                MAX_JSONL_LINE_BYTES if kind == "jsonl" else MAX_LINE_BYTES
-            )
+            limit = self._limit(kind)
             reader = io.BufferedReader(_Prefixed(head, stream), 1 << 16)
-            lines = self._lines(reader, source.name, limit)
-            if kind == "urls":
-                yield from self._url_list(lines, source.name)
-            elif kind == "jsonl":
-                yield from self._jsonl(lines, source.name)
-            else:
-                yield from self._text(lines, source.name, self.options.server, "text")
+            yield from self._kind(kind, self._lines(reader, source.name, limit), source.name)
         finally:
             if source.path is not None:
                 stream.close()
 
+    def _span(
+        self, source: Source, span: Span, stream: BinaryIO
+    ) -> Iterator[Occurrence | Diagnostic]:
+        # The file's head was checked (not binary) and sniffed when it was split.
+        if span.start == 0:
+            self.sources += 1
+        try:
+            stream.seek(span.start)
+        except OSError as exc:
+            yield Diagnostic(source.name, span.first_line, None, "unreadable", _os_reason(exc))
+            return
+        reader = io.BufferedReader(_Range(stream, span.end - span.start), 1 << 16)
+        lines = self._lines(reader, source.name, self._limit(span.kind), span.first_line)
+        yield from self._kind(span.kind, lines, source.name)
+
+    def _limit(self, kind: InputKind) -> int:
+        return self.options.max_line_bytes or (
+            MAX_JSONL_LINE_BYTES if kind == "jsonl" else MAX_LINE_BYTES
+        )
+
+    def _kind(
+        self, kind: InputKind, lines: Iterator[tuple[int, str] | Diagnostic], name: str
+    ) -> Iterator[Occurrence | Diagnostic]:
+        if kind == "urls":
+            return self._url_list(lines, name)
+        if kind == "jsonl":
+            return self._jsonl(lines, name)
+        return self._text(lines, name, self.options.server, "text")
+
     def _lines(
-        self, reader: BinaryIO, name: str, limit: int
+        self, reader: BinaryIO, name: str, limit: int, first_line: int = 1
     ) -> Iterator[tuple[int, str] | Diagnostic]:
         readline = reader.readline
         meter = self.meter
-        lineno = 0
+        lineno = first_line - 1
         try:
-            first = True
+            first = first_line == 1  # a byte order mark counts only at the file's start
             while True:
                 raw = readline(limit + 1)
                 if not raw:
@@ -369,7 +455,7 @@ class Reader:
         except OSError as exc:
             yield Diagnostic(name, lineno + 1, None, "unreadable", _os_reason(exc))
         finally:
-            self.lines += lineno
+            self.lines += lineno - (first_line - 1)
 
     def _url_list(
         self, lines: Iterator[tuple[int, str] | Diagnostic], name: str

@@ -5,12 +5,17 @@ verdict members are those of :class:`urlvet.Verdict` (secrets redacted unless as
 with a baseline, ``"accepted"`` lists the codes it accepts there. Input problems are objects
 of ``"type": "diagnostic"``. ``json`` writes the same objects as one array, streamed: the
 array is never built in memory.
+
+A writer made with ``part=True`` writes one part of such an output elsewhere (a share of a
+split audit, in another process); :meth:`JsonWriter.splice` appends the part to the output
+as if this writer had written its objects.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, TextIO
+import shutil
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from urlvet.audit.output.base import RunInfo
 from urlvet.audit.output.record import Record
@@ -23,18 +28,21 @@ if TYPE_CHECKING:
 class JsonWriter:
     """Streams one JSON object per occurrence: JSON Lines, or one JSON array."""
 
-    def __init__(self, stream: TextIO, info: RunInfo, *, array: bool = False) -> None:
+    def __init__(
+        self, stream: TextIO, info: RunInfo, *, array: bool = False, part: bool = False
+    ) -> None:
         self.stream = stream
         self.info = info
         self.array = array
+        self.part = part
         self._write = stream.write
-        self._first = True
+        self._first = not part  # a part's objects each follow an earlier one
         self._path = ""
         self._path_json = '""'
 
     def start(self) -> None:
         """Open the array (json)."""
-        if self.array:
+        if self.array and not self.part:
             self._write("[")
 
     def _emit(self, body: str) -> None:
@@ -77,5 +85,18 @@ class JsonWriter:
 
     def finish(self, summary: Summary) -> None:
         """Close the array (json)."""
-        if self.array:
+        if self.array and not self.part:
             self._write("\n]\n" if not self._first else "]\n")
+
+    def splice(self, part: BinaryIO) -> None:
+        """Append what a ``part=True`` writer of the same format wrote (read from ``part``),
+        streamed: the objects then stand in the output as if this writer had written them."""
+        head = part.read(1)
+        if not head:
+            return
+        self.stream.flush()
+        out = self.stream.buffer
+        if not (self.array and self._first):
+            out.write(head)  # else the comma before a part's first object: this one is first
+        self._first = False
+        shutil.copyfileobj(part, out, 1 << 20)

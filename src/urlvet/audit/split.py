@@ -1,0 +1,415 @@
+"""Split audits: large line-oriented inputs cut into shares, each audited whole by a worker.
+
+With ``--jobs N`` offline, the process pool (:class:`~urlvet.audit.pipeline.ProcessPool`)
+still reads, looks up and reports every URL in the main process, which caps it near the
+speed of one process. For JSON Lines and JSON output there is no need: the output of a run
+is the outputs of its parts, one after the other. So the inputs, taken as one stream of
+bytes, are cut into ``N`` contiguous shares at line starts, and each worker runs the
+ordinary one-process pipeline (reader, cache, in-process vetting, reporter, writer) on its
+share, writing to a temporary file. The main process does no per-URL work: it plans the cuts
+(counting the line breaks before each, so that line numbers go on), then appends the shares'
+outputs to the real output in input order as they finish, adds up their summaries, and shows
+their first input problems on stderr, so that the output, the summary, the exit code, stderr
+and a written baseline are those of a one-process run. Only the count of keys vetted differs
+(each worker has a cache of its own, a fraction of the run's budget).
+
+A split audit is taken when (:func:`plan_split`): the format is jsonl or json, the audit is
+offline, ``jobs`` > 1, every input is a regular uncompressed file, and there are at least
+two shares of :data:`MIN_SHARE_BYTES`. Otherwise the pipeline runs as before.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import mmap
+import os
+import queue
+import stat
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from urlvet.audit.output.baseline import Baseline, BaselineEntry
+from urlvet.audit.output.jsonl import JsonWriter
+from urlvet.audit.report import Reporter, Summary
+from urlvet.audit.sources import Diagnostic, Source, Span, file_kind
+from urlvet.errors import UrlvetError
+
+if TYPE_CHECKING:
+    from multiprocessing import Queue
+    from multiprocessing.process import BaseProcess
+
+    from urlvet.audit.options import AuditOptions
+    from urlvet.audit.output.base import RunInfo
+    from urlvet.audit.pipeline import ProgressFn
+    from urlvet.policy import Policy
+
+MIN_SHARE_BYTES = 1 << 20
+"""The least input worth a worker of its own in a split audit (starting one costs about
+0.1 s; vetting a MiB of URLs takes seconds)."""
+SPLIT_FORMATS = ("jsonl", "json")
+"""Formats whose output is the outputs of the input's parts one after the other."""
+SHOWN_DIAGNOSTICS = 51
+"""Input problems a worker sends back to be shown on stderr: more than the audit shows
+(50), so that the parent also knows when to say that further ones are only in the report."""
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".lzma", ".zst", ".lz4", ".zip", ".br", ".z")
+"""Inputs that may be read decompressed: they are never split by bytes."""
+_COUNT_CHUNK = 1 << 22
+_PROGRESS_EVERY = 0.2
+
+Share = tuple[Source, ...]
+"""A worker's part of the input: whole files and byte ranges of files, in input order."""
+
+
+# --- planning ------------------------------------------------------------------------------
+
+
+def plan_split(
+    sources: Sequence[Source],
+    fmt: str,
+    options: AuditOptions,
+    *,
+    offline: bool,
+    min_share: int | None = None,
+) -> list[Share] | None:
+    """The shares of a split audit of ``sources``, or None when the audit is not split
+    (see the module's docstring for when it is)."""
+    min_share = MIN_SHARE_BYTES if min_share is None else min_share
+    if fmt not in SPLIT_FORMATS or not offline or options.jobs < 2 or not sources:
+        return None
+    sizes: list[int] = []
+    for source in sources:
+        if source.path is None or source.span is not None:
+            return None
+        if source.path.lower().endswith(COMPRESSED_SUFFIXES):
+            return None
+        try:
+            st = os.stat(source.path)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        sizes.append(st.st_size)
+    total = sum(sizes)
+    count = min(options.jobs, total // max(1, min_share))
+    if count < 2:
+        return None
+    targets = [total * k // count for k in range(1, count)]
+    shares: list[list[Source]] = [[]]
+    base = 0
+    previous = -1  # the global offset of the last piece's start
+    for source, size in zip(sources, sizes, strict=True):
+        inside = [t - base for t in targets if base < t < base + size]
+        pieces = _pieces(source, size, inside, options)
+        for start, piece in pieces:
+            offset = base + start
+            if shares[-1] and any(previous < t <= offset for t in targets):
+                shares.append([])
+            shares[-1].append(piece)
+            previous = offset
+        base += size
+    if len(shares) < 2:
+        return None
+    return [tuple(share) for share in shares]
+
+
+def _pieces(
+    source: Source, size: int, targets: list[int], options: AuditOptions
+) -> list[tuple[int, Source]]:
+    """(start, source) pieces of one file: cut at the first line start at or after each
+    target, or the whole file when it is not cut (no target inside, binary, unreadable)."""
+    if not targets:
+        return [(0, source)]
+    kind = file_kind(source, options)
+    if kind is None or source.path is None:
+        return [(0, source)]
+    try:
+        with (
+            open(source.path, "rb") as f,
+            mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm,
+        ):
+            size = min(size, len(mm))
+            cuts: list[int] = []
+            for target in targets:
+                nl = mm.find(b"\n", max(target - 1, cuts[-1] if cuts else 0), size)
+                cut = size if nl < 0 else nl + 1
+                if 0 < cut < size and (not cuts or cut > cuts[-1]):
+                    cuts.append(cut)
+            first_lines = _line_numbers(mm, cuts)
+    except (OSError, ValueError):
+        return [(0, source)]
+    if not cuts:
+        return [(0, source)]
+    starts = [0, *cuts]
+    ends = [*cuts, size]
+    lines = [1, *first_lines]
+    return [
+        (start, dataclasses.replace(source, span=Span(start, end, line, kind)))
+        for start, end, line in zip(starts, ends, lines, strict=True)
+    ]
+
+
+def _line_numbers(mm: mmap.mmap, cuts: list[int]) -> list[int]:
+    """The 1-based line number at each cut (ascending byte offsets)."""
+    out: list[int] = []
+    line = 1
+    pos = 0
+    for cut in cuts:
+        while pos < cut:
+            stop = min(pos + _COUNT_CHUNK, cut)
+            line += mm[pos:stop].count(b"\n")
+            pos = stop
+        out.append(line)
+    return out
+
+
+# --- the workers ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What a worker needs, picklable (any start method works)."""
+
+    index: int
+    share: Share
+    policy: dict[str, Any]
+    options: AuditOptions
+    fmt: str
+    info: RunInfo
+    fail_at: int
+    baseline: Baseline | None
+    collect_baseline: bool
+    output: str
+    parent: int
+
+
+@dataclass(frozen=True)
+class _ShareResult:
+    """What a worker sends back once its share is written."""
+
+    summary: Summary
+    shown: list[Diagnostic]
+    collected: list[BaselineEntry] | None
+
+
+def _work(job: _Job, results: Queue[tuple[str, int, Any]]) -> None:
+    """A worker: the one-process audit of one share, written to ``job.output``."""
+    import io
+    import signal
+
+    # Ctrl-C reaches the whole process group: the parent stops the run and ends the workers.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        from urlvet.audit.pipeline import Auditor, InProcess, RecordVetter
+        from urlvet.engine import Vetter
+        from urlvet.policy import Policy
+
+        policy = Policy.model_validate(job.policy)
+        info = dataclasses.replace(job.info, rules=policy.compiled.rules)
+        shown: list[Diagnostic] = []
+
+        def keep(diag: Diagnostic) -> None:
+            if len(shown) < SHOWN_DIAGNOSTICS:
+                shown.append(diag)
+
+        last = 0.0
+
+        def progress(done_bytes: int, urls: int, name: str) -> None:
+            nonlocal last
+            if os.getppid() != job.parent:  # the parent is gone: so is the run
+                os._exit(3)
+            now = time.monotonic()
+            if now - last >= _PROGRESS_EVERY:
+                last = now
+                results.put(("progress", job.index, (done_bytes, urls, name)))
+
+        with open(job.output, "wb") as raw:
+            stream = io.TextIOWrapper(
+                raw, encoding="utf-8", errors="backslashreplace", newline="\n"
+            )
+            writer = JsonWriter(stream, info, array=job.fmt == "json", part=True)
+            reporter = Reporter(
+                writer,
+                fail_at=job.fail_at,
+                baseline=job.baseline,
+                collect_baseline=job.collect_baseline,
+                on_diagnostic=keep,
+            )
+            vet = RecordVetter.for_options(Vetter(policy), job.options)
+            summary = Auditor(policy, job.options).run(
+                job.share, reporter, progress, strategy=InProcess(vet)
+            )
+            writer.finish(summary)
+            stream.flush()
+        collected = list(reporter.collected.values()) if reporter.collected is not None else None
+        results.put(("done", job.index, _ShareResult(summary, shown, collected)))
+    except Exception as exc:  # the parent fails the run with this
+        results.put(("failed", job.index, f"{type(exc).__name__}: {exc}"))
+
+
+# --- the parent ----------------------------------------------------------------------------
+
+
+def run_split(
+    policy: Policy,
+    options: AuditOptions,
+    shares: Sequence[Share],
+    reporter: Reporter,
+    *,
+    fmt: str,
+    info: RunInfo,
+    temp_dir: str | None = None,
+    progress: ProgressFn | None = None,
+) -> Summary:
+    """Audit ``shares`` (from :func:`plan_split`) in one worker each; the outputs go to the
+    reporter's writer (a :class:`JsonWriter`), input problems to its ``on_diagnostic``.
+    Returns the run's summary. Raises :class:`UrlvetError` when a worker fails or dies; the
+    workers and their temporary files are gone when it returns or raises."""
+    import multiprocessing
+
+    writer = reporter.writer
+    if not isinstance(writer, JsonWriter):
+        raise TypeError("a split audit writes JSON Lines or JSON")
+    started = time.perf_counter()
+    context = multiprocessing.get_context()
+    results: Queue[tuple[str, int, Any]] = context.Queue()
+    jobs = len(shares)
+    # Each worker's cache gets its share of the budget, so the run holds what one would.
+    worker_options = dataclasses.replace(
+        options,
+        jobs=1,
+        cache_size=max(1, options.cache_size // jobs),
+        cache_bytes=max(1, options.cache_bytes // jobs),
+    )
+    data = policy.model_dump(mode="json")
+    outputs: list[str] = []
+    workers: list[BaseProcess] = []
+    try:
+        for _ in shares:
+            fd, path = tempfile.mkstemp(prefix=".urlvet-share-", suffix=".part", dir=temp_dir)
+            os.close(fd)
+            outputs.append(path)
+        for index, share in enumerate(shares):
+            job = _Job(
+                index=index,
+                share=share,
+                policy=data,
+                options=worker_options,
+                fmt=fmt,
+                info=dataclasses.replace(info, rules=()),
+                fail_at=reporter.fail_at,
+                baseline=reporter.baseline,
+                collect_baseline=reporter.collected is not None,
+                output=outputs[index],
+                parent=os.getpid(),
+            )
+            process = context.Process(target=_work, args=(job, results), daemon=True)
+            process.start()
+            workers.append(process)
+        summary = _gather(results, workers, outputs, reporter, writer, progress)
+        for ended in workers:
+            ended.join()
+    finally:
+        for worker in workers:
+            if worker.is_alive():
+                worker.terminate()
+        for worker in workers:
+            worker.join()
+        results.close()
+        for path in outputs:
+            _remove(path)
+    summary.elapsed = time.perf_counter() - started
+    return summary
+
+
+def _gather(
+    results: Queue[tuple[str, int, Any]],
+    workers: list[BaseProcess],
+    outputs: list[str],
+    reporter: Reporter,
+    writer: JsonWriter,
+    progress: ProgressFn | None,
+) -> Summary:
+    """Wait for the shares; append each to the output, in order, as soon as the ones before
+    it are in; add up the summaries."""
+    summary = Summary()
+    finished: dict[int, _ShareResult] = {}
+    seen: dict[int, tuple[int, int, str]] = {}
+    next_share = 0
+    while next_share < len(workers):
+        try:
+            kind, index, payload = results.get(timeout=0.5)
+        except queue.Empty:
+            _check_alive(results, workers, finished, seen)
+            continue
+        _take(kind, index, payload, finished, seen)
+        if kind == "progress" and progress is not None:
+            running = [seen[i] for i in sorted(seen) if i not in finished]
+            name = running[0][2] if running else ""
+            progress(sum(s[0] for s in seen.values()), sum(s[1] for s in seen.values()), name)
+        while next_share in finished:
+            part = finished[next_share]
+            _merge(part, summary, reporter)
+            with open(outputs[next_share], "rb") as f:
+                writer.splice(f)
+            _remove(outputs[next_share])
+            next_share += 1
+    return summary
+
+
+def _take(
+    kind: str,
+    index: int,
+    payload: Any,
+    finished: dict[int, _ShareResult],
+    seen: dict[int, tuple[int, int, str]],
+) -> None:
+    if kind == "failed":
+        raise UrlvetError(f"an audit worker process failed: {payload}")
+    if kind == "done":
+        finished[index] = payload
+        summary: Summary = payload.summary
+        seen[index] = (seen.get(index, (0, 0, ""))[0], summary.urls, "")
+    else:
+        seen[index] = payload
+
+
+def _check_alive(
+    results: Queue[tuple[str, int, Any]],
+    workers: list[BaseProcess],
+    finished: dict[int, _ShareResult],
+    seen: dict[int, tuple[int, int, str]],
+) -> None:
+    """Fail the run when a worker ended without sending its share's result."""
+    for index, worker in enumerate(workers):
+        if index in finished or worker.is_alive():
+            continue
+        # A worker's last messages are in the pipe once it has ended: read them first.
+        while True:
+            try:
+                kind, i, payload = results.get(timeout=0.1)
+            except queue.Empty:
+                break
+            _take(kind, i, payload, finished, seen)
+        if index not in finished:
+            raise UrlvetError(
+                f"an audit worker process ended unexpectedly (exit code {worker.exitcode})"
+            )
+
+
+def _merge(part: _ShareResult, summary: Summary, reporter: Reporter) -> None:
+    show: Callable[[Diagnostic], None] | None = reporter.on_diagnostic
+    if show is not None:
+        for diag in part.shown:
+            show(diag)
+    summary.add(part.summary)
+    if reporter.collected is not None and part.collected is not None:
+        for entry in part.collected:
+            reporter.collected.setdefault(entry.fingerprint, entry)
+
+
+def _remove(path: str) -> None:
+    Path(path).unlink(missing_ok=True)
