@@ -7,7 +7,10 @@ The file is a realistic mix for logs and URL inventories (about 185,000 distinct
 - URLs seen once (a request id in the query, 9%); comments and blank lines (1%).
 
 Each configuration runs `urlvet audit --no-dns` in a fresh process, stdout to /dev/null; the
-peak RSS is the largest resident set among that process and its workers (wait4 rusage).
+peak RSS is the largest resident set among that process and its workers (wait4 rusage: the
+largest of any one process, not their sum). The scale runs also show the peak of the resident
+sets summed over the process and its workers (sampled from /proc), which the 300 MB goal is
+checked against.
 A second file of all-distinct URLs (200,000 lines by default) shows the engine-bound worst
 case, where `--jobs 2` matters most. Before each `--jobs 2` run the bench prints the speedup two
 CPU-bound processes get on the machine right then: on a shared machine it is often far from 2.
@@ -131,9 +134,48 @@ def parallel_ceiling() -> float:
     return 2 * one / two
 
 
-def run(args: list[str]) -> tuple[float, float, float, int]:
+def _tree_rss_mb(root: int) -> tuple[float, float]:
+    """(RSS, PSS) in MB of a process and all its descendants right now, from /proc. The RSS
+    sum counts pages the processes share (libraries, what workers inherit from their parent)
+    in each; the PSS sum splits them between the processes that share them."""
+    parent_of: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", encoding="ascii", errors="replace") as f:
+                parent_of[int(entry.name)] = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    tree = {root}
+    grew = True
+    while grew:
+        grew = False
+        for pid, ppid in parent_of.items():
+            if ppid in tree and pid not in tree:
+                tree.add(pid)
+                grew = True
+    pages = 0
+    pss_kb = 0
+    for pid in tree:
+        try:
+            with open(f"/proc/{pid}/statm", encoding="ascii") as f:
+                pages += int(f.read().split()[1])
+            with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as f:
+                pss_kb += next(int(ln.split()[1]) for ln in f if ln.startswith("Pss:"))
+        except (OSError, ValueError, IndexError, StopIteration):
+            continue
+    return pages * os.sysconf("SC_PAGE_SIZE") / (1 << 20), pss_kb / 1024
+
+
+def run(args: list[str]) -> tuple[float, float, float, int, tuple[float, float]]:
     """(wall seconds, CPU seconds, peak RSS MB of the process and its waited-for workers,
-    exit status)."""
+    exit status, peaks of the RSS and of the PSS summed over the process and its workers).
+
+    The first peak is what wait4 reports: the largest resident set of any ONE of them. The
+    others sample /proc every 50 ms and sum over the whole process tree."""
+    import threading
+
     exe = shutil.which("urlvet")
     cmd = [exe, *args] if exe else [sys.executable, "-m", "urlvet.cli", *args]
     start = time.perf_counter()
@@ -142,10 +184,29 @@ def run(args: list[str]) -> tuple[float, float, float, int]:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.execv(cmd[0], cmd)
+    peak = [0.0, 0.0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.05):
+            rss, pss = _tree_rss_mb(pid)
+            peak[0] = max(peak[0], rss)
+            peak[1] = max(peak[1], pss)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     _, status, usage = os.wait4(pid, 0)
     elapsed = time.perf_counter() - start
+    done.set()
+    sampler.join()
     cpu = usage.ru_utime + usage.ru_stime
-    return elapsed, cpu, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+    return (
+        elapsed,
+        cpu,
+        usage.ru_maxrss / 1024,
+        os.waitstatus_to_exitcode(status),
+        (peak[0], peak[1]),
+    )
 
 
 def scale(lines: int) -> dict[str, dict[str, float]]:
@@ -166,13 +227,16 @@ def scale(lines: int) -> dict[str, dict[str, float]]:
         if extra:
             print(f"  (two-process speedup ceiling now: {parallel_ceiling():.2f}x)", flush=True)
         load = os.getloadavg()[0]
-        secs, cpu, rss, code = run(["audit", "--no-dns", "--format", "jsonl", *extra, str(path)])
+        secs, cpu, rss, code, (total, pss) = run(
+            ["audit", "--no-dns", "--format", "jsonl", *extra, str(path)]
+        )
         rate = len(urls) / secs
-        ok = "ok" if rate >= SCALE_TARGET_RATE and rss <= SCALE_TARGET_RSS_MB else "MISSED"
+        ok = "ok" if rate >= SCALE_TARGET_RATE and total <= SCALE_TARGET_RSS_MB else "MISSED"
         print(
             f"  {label:<16} {secs:7.2f} s  {rate:>9,.0f} URLs/s  CPU {cpu:6.1f} s  "
-            f"peak RSS {rss:6.1f} MB  exit {code}  load {load:.1f}  "
-            f"[{ok}: >= {SCALE_TARGET_RATE:,}/s, <= {SCALE_TARGET_RSS_MB} MB]",
+            f"peak RSS {rss:6.1f} MB (all processes: RSS {total:6.1f} MB, PSS {pss:6.1f} MB)  "
+            f"exit {code}  load {load:.1f}  [{ok}: >= {SCALE_TARGET_RATE:,}/s, "
+            f"<= {SCALE_TARGET_RSS_MB} MB RSS for all processes]",
             flush=True,
         )
         report[f"scale/{label}"] = {
@@ -180,6 +244,8 @@ def scale(lines: int) -> dict[str, dict[str, float]]:
             "cpu_seconds": cpu,
             "urls_per_s": rate,
             "peak_rss_mb": rss,
+            "peak_rss_all_processes_mb": total,
+            "peak_pss_all_processes_mb": pss,
             "load": load,
         }
     return report
@@ -224,7 +290,7 @@ def main() -> None:
         if "--jobs" in extra:
             print(f"  (two-process speedup ceiling now: {parallel_ceiling():.2f}x)", flush=True)
         load = os.getloadavg()[0]
-        secs, cpu, rss, code = run(["audit", "--no-dns", *extra, str(mixed)])
+        secs, cpu, rss, code, _ = run(["audit", "--no-dns", *extra, str(mixed)])
         rate = urls / secs
         ok = "ok" if rate >= TARGET_RATE and rss <= TARGET_RSS_MB else "MISSED"
         print(
@@ -249,7 +315,7 @@ def main() -> None:
             if extra:
                 print(f"  (two-process speedup ceiling now: {parallel_ceiling():.2f}x)", flush=True)
             load = os.getloadavg()[0]
-            secs, cpu, rss, code = run(
+            secs, cpu, rss, code, _ = run(
                 ["audit", "--no-dns", "--format", "text", *extra, str(worst)]
             )
             print(
