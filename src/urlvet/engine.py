@@ -40,16 +40,59 @@ of findings, empty for most hosts: 65,536 of them take a few tens of megabytes a
 
 class PlainShape(NamedTuple):
     """The verdict on a representative plain URL (see :func:`urlvet.url.plain_split`), which
-    every plain URL of the same head, shape and server shares but for its URL and href."""
+    every plain URL of the same head, shape and server shares but for its URL and href.
 
-    verdict: Verdict
-    """The verdict on the head with the representative tail."""
+    Kept as the verdict's values rather than a :class:`Verdict`: an audit keeps one per
+    (head, shape) of tens of thousands of hosts, and a model costs five times the memory.
+    """
+
+    head: str
+    """The scheme and authority as written."""
+    shape: str
+    """The representative tail (``urlvet.url.PLAIN_ROOT`` or ``PLAIN_PATH``)."""
     href_head: str
     """The href up to the tail: the representative's href without its tail."""
+    decision: Decision
+    findings: tuple[Finding, ...]
+    host: str | None
+    host_unicode: str | None
+    host_kind: str | None
+    registrable_domain: str | None
+    server: str | None
+
+    @property
+    def verdict(self) -> Verdict:
+        """The verdict on the head with the representative tail."""
+        return self.verdict_for(self.head + self.shape, self.shape)
 
     def verdict_for(self, url: str, tail: str) -> Verdict:
-        """The verdict on ``url``, a plain URL of this shape whose tail is ``tail``."""
-        return _with_url(self.verdict, url, self.href_head + tail)
+        """The verdict on ``url``, a plain URL of this shape whose tail is ``tail``: built as
+        pydantic's model_copy builds a copy, from values validated when the shape was judged,
+        at a third of its cost (a test compares it with a validated Verdict)."""
+        verdict: Verdict = object.__new__(Verdict)
+        object.__setattr__(
+            verdict,
+            "__dict__",
+            {
+                "url": url,
+                "href": self.href_head + tail,
+                "decision": self.decision,
+                "findings": self.findings,
+                "host": self.host,
+                "host_unicode": self.host_unicode,
+                "host_kind": self.host_kind,
+                "registrable_domain": self.registrable_domain,
+                "server": self.server,
+                "tls": None,
+            },
+        )
+        object.__setattr__(verdict, "__pydantic_fields_set__", set(_VERDICT_FIELDS))
+        object.__setattr__(verdict, "__pydantic_extra__", None)
+        object.__setattr__(verdict, "__pydantic_private__", None)
+        return verdict
+
+
+_VERDICT_FIELDS = frozenset(Verdict.model_fields)
 
 
 class _Offline(NamedTuple):
@@ -342,9 +385,7 @@ class Vetter:
             return None
         return found[0].verdict_for(str(url), found[1])
 
-    def plain_shape(
-        self, url: str | bytes, server: Server | None
-    ) -> tuple[PlainShape, str] | None:
+    def plain_shape(self, url: str | bytes, server: Server | None) -> tuple[PlainShape, str] | None:
         """The shape whose verdict a plain URL (see :func:`urlvet.url.plain_split`) shares,
         and the URL's tail; None when ``url`` is not plain or must be vetted on its own (its
         shape has a rule that reads the tail, or the caches are off). Offline, no message:
@@ -383,7 +424,19 @@ class Vetter:
             or not url.href.endswith(shape)
         ):
             return None
-        return PlainShape(self._finish(state, None), url.href[: -len(shape)])
+        v = self._finish(state, None)
+        return PlainShape(
+            head,
+            shape,
+            url.href[: -len(shape)],
+            v.decision,
+            v.findings,
+            v.host,
+            v.host_unicode,
+            v.host_kind,
+            v.registrable_domain,
+            v.server,
+        )
 
     def _wants_dns(self, state: _Offline) -> bool:
         url = state.url
@@ -497,22 +550,6 @@ _validate_finding = Finding.__pydantic_validator__.validate_python
 
 
 _UNSEEN: Any = object()
-
-
-def _with_url(template: Verdict, url: str, href: str) -> Verdict:
-    """``template`` with another URL and href: a plain URL's verdict from its shape's. Built
-    as pydantic's model_copy builds a copy (the values were validated in the template and two
-    strings replace two strings), at a third of its cost; a test compares it with a
-    validated Verdict."""
-    values = template.__dict__.copy()
-    values["url"] = url
-    values["href"] = href
-    verdict: Verdict = object.__new__(Verdict)
-    object.__setattr__(verdict, "__dict__", values)
-    object.__setattr__(verdict, "__pydantic_fields_set__", template.__pydantic_fields_set__)
-    object.__setattr__(verdict, "__pydantic_extra__", None)
-    object.__setattr__(verdict, "__pydantic_private__", None)
-    return verdict
 
 
 def _finding(rule: Rule, hit: Hit, override: Severity | None) -> Finding:

@@ -163,7 +163,7 @@ class RecordTemplate(NamedTuple):
     URL with a secret of its own gets a record of its own (:func:`record_from_verdict`)."""
 
     base: Record
-    """The shape's own record."""
+    """The shape's own record, without its URL, href and JSON (each URL has its own)."""
     json_rest: str
     """The JSON members after ``url`` and ``href`` (with the comma before them), or ''
     when the records are made without JSON."""
@@ -209,7 +209,7 @@ def record_template(
         if not base.json.startswith(head + ","):
             return None
         rest = base.json[len(head) :]
-    return RecordTemplate(base, rest)
+    return RecordTemplate(base._replace(url="", href="", json="", normalised_url=""), rest)
 
 
 def has_secrets(text: str) -> bool:
