@@ -78,11 +78,17 @@ TEMPLATES = (
     "git://{h}/repo#frag",
     "HTTPS://{h}\\\\@paypal.com/",
     "https://{h}/oauth2/v2/auth",
+    # Plain tails (urlvet.url.plain_split): judged once per head and shape, then reused.
+    "https://{h}/a/b-c_d.e~f?x=1&y=z#top",
+    "http://{h}:8080/static/app.js",
+    "https://{h}/?q=1",
+    "https://{h}//double/slash/",
 )
 # For the 28,000 strings of the external corpora, the contexts that differ most from each other.
 FEW_TEMPLATES = (
     "http://admin:pw@{h}:8443/login?redirect_uri=http://169.254.169.254/&x=https%3A%2F%2Fa.b%2F#f",
     "HTTPS://{h}\\\\@paypal.com/",
+    "http://u:p@{h}:81/a/b?c=d#e",
 )
 
 

@@ -20,7 +20,7 @@ from urlvet.checks.base import MAX_REDIRECT_HOPS, CheckContext, Hit, Rule, host_
 from urlvet.findings import Decision, Finding, Severity, Verdict
 from urlvet.policy import CompiledPolicy, Policy
 from urlvet.server import Server, as_server, is_loopback_host
-from urlvet.url import HostKind, InvalidURL, ParsedURL, parse
+from urlvet.url import HostKind, InvalidURL, ParsedURL, parse, plain_split
 
 if TYPE_CHECKING:
     from urlvet.resolve import Resolution, Resolver
@@ -36,6 +36,63 @@ none when it is 0)."""
 HOST_CACHE_SIZE = 65_536
 """How many (host, server) pairs a Vetter keeps the per-host findings of. An entry is a tuple
 of findings, empty for most hosts: 65,536 of them take a few tens of megabytes at most."""
+
+
+class PlainShape(NamedTuple):
+    """The verdict on a representative plain URL (see :func:`urlvet.url.plain_split`), which
+    every plain URL of the same head, shape and server shares but for its URL and href.
+
+    Kept as the verdict's values rather than a :class:`Verdict`: an audit keeps one per
+    (head, shape) of tens of thousands of hosts, and a model costs five times the memory.
+    """
+
+    head: str
+    """The scheme and authority as written."""
+    shape: str
+    """The representative tail (``urlvet.url.PLAIN_ROOT`` or ``PLAIN_PATH``)."""
+    href_head: str
+    """The href up to the tail: the representative's href without its tail."""
+    decision: Decision
+    findings: tuple[Finding, ...]
+    host: str | None
+    host_unicode: str | None
+    host_kind: str | None
+    registrable_domain: str | None
+    server: str | None
+
+    @property
+    def verdict(self) -> Verdict:
+        """The verdict on the head with the representative tail."""
+        return self.verdict_for(self.head + self.shape, self.shape)
+
+    def verdict_for(self, url: str, tail: str) -> Verdict:
+        """The verdict on ``url``, a plain URL of this shape whose tail is ``tail``: built as
+        pydantic's model_copy builds a copy, from values validated when the shape was judged,
+        at a third of its cost (a test compares it with a validated Verdict)."""
+        verdict: Verdict = object.__new__(Verdict)
+        object.__setattr__(
+            verdict,
+            "__dict__",
+            {
+                "url": url,
+                "href": self.href_head + tail,
+                "decision": self.decision,
+                "findings": self.findings,
+                "host": self.host,
+                "host_unicode": self.host_unicode,
+                "host_kind": self.host_kind,
+                "registrable_domain": self.registrable_domain,
+                "server": self.server,
+                "tls": None,
+            },
+        )
+        object.__setattr__(verdict, "__pydantic_fields_set__", set(_VERDICT_FIELDS))
+        object.__setattr__(verdict, "__pydantic_extra__", None)
+        object.__setattr__(verdict, "__pydantic_private__", None)
+        return verdict
+
+
+_VERDICT_FIELDS = frozenset(Verdict.model_fields)
 
 
 class _Offline(NamedTuple):
@@ -57,6 +114,9 @@ class Vetter:
         "_host_cache_size",
         "_host_lock",
         "_host_rules",
+        "_plain_cache",
+        "_plain_kinds",
+        "_plain_limit",
         "_url_rules",
         "policy",
     )
@@ -68,6 +128,9 @@ class Vetter:
     _host_cache_size: int
     _host_lock: threading.Lock
     _destination_cache: dict[tuple[str, int], Verdict]
+    _plain_cache: dict[tuple[str, str, Server | None], PlainShape | None]
+    _plain_kinds: frozenset[tuple[HostKind, bool]]
+    _plain_limit: int
 
     def __init__(
         self, policy: Policy | None = None, *, host_cache_size: int = HOST_CACHE_SIZE
@@ -95,6 +158,27 @@ class Vetter:
                 fit = [r for r in compiled.rules_url if r.applies_to(kind, has_server)]
                 rules[kind, has_server] = tuple(r for r in fit if not (cached and r.per_host))
                 host_rules[kind, has_server] = tuple(r for r in fit if cached and r.per_host)
+        # Where every rule that can fire is blind to a plain tail (Rule.plain_tail), a plain
+        # URL is judged by the verdict on its head with a representative tail: one full vet
+        # per (head, shape, server), the per-host idea carried over to the whole URL. Only
+        # with the caches on (0 keeps every URL on the ordinary path, the reference).
+        settings = compiled.settings
+        blind_raw = all(r.blind_to_plain_tail(settings) for r in compiled.rules_raw)
+        plain_kinds = frozenset(
+            (kind, has_server)
+            for kind in HostKind
+            for has_server in (False, True)
+            if cached
+            and blind_raw
+            and all(
+                r.blind_to_plain_tail(settings)
+                for r in compiled.rules_url
+                if r.applies_to(kind, has_server)
+            )
+        )
+        object.__setattr__(self, "_plain_kinds", plain_kinds)
+        object.__setattr__(self, "_plain_cache", {})
+        object.__setattr__(self, "_plain_limit", min(PARSE_LIMIT, settings.max_url_length))
         object.__setattr__(self, "_url_rules", rules)
         object.__setattr__(self, "_host_rules", host_rules)
         object.__setattr__(self, "_host_cache", {})
@@ -140,9 +224,14 @@ class Vetter:
         Raises :class:`urlvet.errors.InputError` only for a malformed *server*; any URL, even
         garbage, gets a verdict.
         """
-        state = self._offline(url, as_server(server), message)
-        resolution = None
+        asked_by = as_server(server)
         resolver = self.resolver
+        if resolver is None and not message and self.prober is None:
+            plain = self._plain(url, asked_by)
+            if plain is not None:
+                return plain
+        state = self._offline(url, asked_by, message)
+        resolution = None
         if resolver is not None and self._wants_dns(state):
             assert state.url is not None
             resolution = resolver.resolve(state.url.host.rstrip("."))
@@ -157,9 +246,14 @@ class Vetter:
         self, url: str | bytes, server: Server | str | None = None, *, message: str | None = None
     ) -> Verdict:
         """The asyncio twin of :meth:`vet`: DNS lookups do not block the event loop."""
-        state = self._offline(url, as_server(server), message)
-        resolution = None
+        asked_by = as_server(server)
         resolver = self.resolver
+        if resolver is None and not message and self.prober is None:
+            plain = self._plain(url, asked_by)
+            if plain is not None:
+                return plain
+        state = self._offline(url, asked_by, message)
+        resolution = None
         if resolver is not None and self._wants_dns(state):
             assert state.url is not None
             resolution = await resolver.aresolve(state.url.host.rstrip("."))
@@ -185,7 +279,12 @@ class Vetter:
         self, url: str | bytes, server: Server | str | None = None, *, message: str | None = None
     ) -> Verdict:
         """Like :meth:`vet` but never resolves names nor probes, whatever the policy says."""
-        return self._finish(self._offline(url, as_server(server), message), None)
+        asked_by = as_server(server)
+        if not message:
+            plain = self._plain(url, asked_by)
+            if plain is not None:
+                return plain
+        return self._finish(self._offline(url, asked_by, message), None)
 
     def vet_destination(self, url: str, depth: int) -> Verdict:
         """The offline verdict on the URL a link forwards to, ``depth`` redirects in.
@@ -278,6 +377,66 @@ class Vetter:
                     del cache[next(iter(cache))]
                 cache[key] = found
         return found
+
+    def _plain(self, url: str | bytes, server: Server | None) -> Verdict | None:
+        """The verdict on a plain URL from its shape's, or None (see :meth:`plain_shape`)."""
+        found = self.plain_shape(url, server)
+        if found is None:
+            return None
+        return found[0].verdict_for(str(url), found[1])
+
+    def plain_shape(self, url: str | bytes, server: Server | None) -> tuple[PlainShape, str] | None:
+        """The shape whose verdict a plain URL (see :func:`urlvet.url.plain_split`) shares,
+        and the URL's tail; None when ``url`` is not plain or must be vetted on its own (its
+        shape has a rule that reads the tail, or the caches are off). Offline, no message:
+        for callers that build on the shared part of verdicts (the audit's records)."""
+        if url.__class__ is not str or not self._plain_kinds:
+            return None
+        raw = str(url)  # the same object: checked above
+        if len(raw) > self._plain_limit:
+            return None  # over the policy's limit: UV105 reads the length of the whole URL
+        split = plain_split(raw)
+        if split is None:
+            return None
+        head, tail, shape = split
+        key = (head, shape, server)
+        cache = self._plain_cache
+        plain = cache.get(key, _UNSEEN)
+        if plain is _UNSEEN:
+            plain = self._plain_shape(head, shape, server)
+            with self._host_lock:
+                if len(cache) >= self._host_cache_size:
+                    del cache[next(iter(cache))]
+                cache[key] = plain
+        if plain is None:
+            return None
+        return plain, tail
+
+    def _plain_shape(self, head: str, shape: str, server: Server | None) -> PlainShape | None:
+        """The verdict on ``head`` + ``shape``, when every URL of that head and shape may
+        share it: it parses, its href ends with the shape as written, and every rule that can
+        fire on its kind of host is blind to a plain tail."""
+        state = self._offline(head + shape, server, None)
+        url = state.url
+        if (
+            url is None
+            or (url.host_kind, server is not None) not in self._plain_kinds
+            or not url.href.endswith(shape)
+        ):
+            return None
+        v = self._finish(state, None)
+        return PlainShape(
+            head,
+            shape,
+            url.href[: -len(shape)],
+            v.decision,
+            v.findings,
+            v.host,
+            v.host_unicode,
+            v.host_kind,
+            v.registrable_domain,
+            v.server,
+        )
 
     def _wants_dns(self, state: _Offline) -> bool:
         url = state.url
@@ -388,6 +547,9 @@ class Vetter:
 # them, paid for every URL).
 _validate_verdict = Verdict.__pydantic_validator__.validate_python
 _validate_finding = Finding.__pydantic_validator__.validate_python
+
+
+_UNSEEN: Any = object()
 
 
 def _finding(rule: Rule, hit: Hit, override: Severity | None) -> Finding:

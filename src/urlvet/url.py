@@ -334,6 +334,53 @@ def _text(value: Any) -> str:
     return _ffi.unpack(value.data, length).decode("utf-8") if length else ""
 
 
+# A plain tail: a path of unreserved characters and slashes, then at most a query of
+# unreserved characters, '=' and '&', and a fragment of those and '/'. Nothing in it is
+# percent-encoded, escaped, removed or rewritten by the URL parser, and it can hold neither a
+# URL (no ':', no '%', no base64 of "http") nor a dot segment (no "/.", checked apart).
+_PLAIN_TAIL = re.compile(r"/[A-Za-z0-9._~/-]*(?:\?[A-Za-z0-9._~=&-]*)?(?:#[A-Za-z0-9._~=&/-]*)?")
+
+PLAIN_ROOT = "/"
+"""The tail that stands for every plain tail whose path is the root."""
+PLAIN_PATH = "/x"
+"""The tail that stands for every other plain tail."""
+
+
+def plain_split(raw: str) -> tuple[str, str, str] | None:
+    """(head, tail, representative tail) when ``raw`` is a plain URL, else None.
+
+    A plain URL is ``http://`` or ``https://`` (in lower case), an authority with no '/', '?',
+    '#' or '\\' in it, and a plain tail: a path, query and fragment of unreserved characters
+    (with '/', '=' and '&' where they are ordinary), with no dot segment, no ':', no '%' and
+    no ``aHR0c`` (base64 of "http"). The URL parser copies such a tail into the href as it is,
+    and no URL can be read from it: the URL means what ``head`` + the representative tail
+    (:data:`PLAIN_ROOT` or :data:`PLAIN_PATH`) means, with that tail. The engine uses this to
+    judge each (head, shape) once (see :attr:`urlvet.checks.base.Rule.plain_tail`).
+    """
+    if raw.startswith("https://"):
+        start = 8
+    elif raw.startswith("http://"):
+        start = 7
+    else:
+        return None
+    slash = raw.find("/", start)
+    if slash < 0:
+        return None
+    head = raw[:slash]
+    tail = raw[slash:]
+    if (
+        "?" in head
+        or "#" in head
+        or "\\" in head
+        or "/." in tail
+        or "aHR0c" in tail
+        or _PLAIN_TAIL.fullmatch(tail) is None
+    ):
+        return None
+    root = len(tail) == 1 or tail[1] in "?#"
+    return head, tail, PLAIN_ROOT if root else PLAIN_PATH
+
+
 def normalize_domain(text: str) -> str:
     """A domain as a browser spells it: lower case, A-labels, no trailing dot.
 

@@ -37,7 +37,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from urlvet.audit.cache import Key, RecordCache, SharedParts
 from urlvet.audit.options import AuditOptions
-from urlvet.audit.output.record import Record, record_from_verdict
+from urlvet.audit.output.record import (
+    Record,
+    RecordTemplate,
+    has_secrets,
+    record_from_verdict,
+    record_template,
+)
 from urlvet.audit.report import Reporter, Summary
 from urlvet.audit.sources import Diagnostic, Meter, Occurrence, Reader, Source
 from urlvet.errors import InputError
@@ -46,7 +52,7 @@ if TYPE_CHECKING:
     from multiprocessing import Queue
     from multiprocessing.process import BaseProcess
 
-    from urlvet.engine import Vetter
+    from urlvet.engine import PlainShape, Vetter
     from urlvet.policy import Policy
     from urlvet.server import Server
 
@@ -56,6 +62,8 @@ DNS_CONCURRENCY = 64
 """Hosts whose URLs are vetted at once when DNS is on."""
 SERVER_MEMO = 4096
 """Server spellings whose parsed :class:`~urlvet.server.Server` a vetter keeps."""
+TEMPLATES = 65_536
+"""Plain URL shapes whose record template a vetter keeps (as many as the engine keeps)."""
 
 ProgressFn = Callable[[int, int, str], None]
 """Called now and then with (bytes read, URL occurrences done, current source name)."""
@@ -75,6 +83,7 @@ class RecordVetter:
         self.redact = redact
         self.with_json = with_json
         self._servers: dict[str | None, Server | None] = {None: None}
+        self._templates: dict[int, tuple[PlainShape, RecordTemplate | None]] = {}
 
     @classmethod
     def for_options(cls, vetter: Vetter, options: AuditOptions) -> RecordVetter:
@@ -103,7 +112,32 @@ class RecordVetter:
 
     def __call__(self, key: Key) -> Record:
         url, server, message = key
-        return self.record(self.vetter.vet_offline(url, self.server(server), message=message))
+        asked_by = self.server(server)
+        if not message:
+            found = self.vetter.plain_shape(url, asked_by)
+            if found is not None:
+                return self._plain_record(url, *found)
+        return self.record(self.vetter.vet_offline(url, asked_by, message=message))
+
+    def _plain_record(self, url: str, shape: PlainShape, tail: str) -> Record:
+        """The record of a plain URL: cut from its shape's template when the URL carries no
+        secret, else built from its verdict as any other."""
+        if has_secrets(url):
+            return self.record(shape.verdict_for(url, tail))
+        entry = self._templates.get(id(shape))
+        if entry is None or entry[0] is not shape:
+            # Keyed by identity, holding the shape so that its id stays its own; bounded
+            # like the engine's cache of shapes (a shape it evicted is built anew there).
+            template = record_template(
+                shape.verdict, redact_secrets=self.redact, with_json=self.with_json
+            )
+            if len(self._templates) >= TEMPLATES:
+                del self._templates[next(iter(self._templates))]
+            entry = self._templates[id(shape)] = (shape, template)
+        template = entry[1]
+        if template is None:
+            return self.record(shape.verdict_for(url, tail))
+        return template.record(url, shape.href_head + tail)
 
 
 # --- strategies -----------------------------------------------------------------------------

@@ -345,7 +345,14 @@ def internal_target(target: ParsedURL, ctx: CheckContext) -> str | None:
     return "a name that only works inside a private network"
 
 
-@rule("UV210", "internal-target-in-parameter", Severity.MEDIUM, cwe=601, hosts=DOMAIN_HOSTS)
+@rule(
+    "UV210",
+    "internal-target-in-parameter",
+    Severity.MEDIUM,
+    cwe=601,
+    hosts=DOMAIN_HOSTS,
+    plain_tail=True,
+)
 def internal_target_in_parameter(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A query parameter that holds a URL inside the user's network.
 
@@ -522,7 +529,7 @@ def raw_host(raw: str) -> str | None:
     return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
 
 
-@rule("UV206", "obfuscated-address", Severity.HIGH, cwe=180, hosts=IP_HOSTS)
+@rule("UV206", "obfuscated-address", Severity.HIGH, cwe=180, hosts=IP_HOSTS, plain_tail=True)
 def obfuscated_address(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """An IP-address host written in a disguised spelling.
 
@@ -664,7 +671,12 @@ def feed_evidence(hit: FeedHit) -> dict[str, Any]:
     return {"list": hit.list_name, "file": hit.path, "line": hit.line}
 
 
-@rule("UV211", "blocked-url", Severity.CRITICAL)
+def _no_listed_urls(settings: CheckSettings) -> bool:
+    # UV211 reads the whole href, but only when the policy lists URLs.
+    return not settings.blocked_urls and not settings.blocked_url_feeds
+
+
+@rule("UV211", "blocked-url", Severity.CRITICAL, plain_tail=_no_listed_urls)
 def blocked_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A URL the policy blocks.
 

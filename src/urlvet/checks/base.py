@@ -170,6 +170,22 @@ class Rule:
     ``public_suffix``, ``suffix_is_private``, ``ip``) and the context's ``settings`` and
     ``server``. A rule that also reads the scheme, the user info, the port, the path, the
     query, the fragment or the raw text stays per URL (the default)."""
+    plain_tail: bool | Callable[[CheckSettings], bool] = False
+    """For a ``url`` or ``raw`` rule: True when its hits on a URL with a plain tail (see
+    :func:`urlvet.url.plain_split`) are exactly its hits on the same URL with the tail cut to
+    ``/`` (a root path) or ``/x`` (any other path), so that the engine may vet one URL of each
+    shape per (scheme and authority, server) and reuse the verdict for every plain URL of
+    that shape. A callable decides from the policy's settings (a rule that reads the whole URL
+    only when the policy lists URLs, say). Per-host rules are blind to the tail by
+    construction. A rule that is not keeps the URLs it applies to on the ordinary path."""
+
+    def blind_to_plain_tail(self, settings: CheckSettings) -> bool:
+        """True when this rule's hits cannot tell a plain tail from its representative."""
+        if self.per_host:
+            return True
+        if callable(self.plain_tail):
+            return bool(self.plain_tail(settings))
+        return self.plain_tail
 
     def applies_to(self, host_kind: HostKind, has_server: bool) -> bool:
         """False when the rule cannot fire on such a URL, so the engine need not run it (the
@@ -204,13 +220,15 @@ def rule(
     hosts: Iterable[HostKind] | None = None,
     needs_server: bool = False,
     per_host: bool = False,
+    plain_tail: bool | Callable[[CheckSettings], bool] = False,
 ) -> Callable[[CheckFn], CheckFn]:
     """Register a check under ``code``. Its docstring is the rule's documentation.
 
     ``hosts`` and ``needs_server`` declare which URLs a ``url`` rule can fire on at all (see
     :meth:`Rule.applies_to`); the engine skips the rule for the others. ``per_host`` declares
     that its hits depend on the host, the server and the policy only (see
-    :attr:`Rule.per_host`); the engine then computes them once per host.
+    :attr:`Rule.per_host`); the engine then computes them once per host. ``plain_tail``
+    declares that its hits ignore a plain tail (see :attr:`Rule.plain_tail`).
     """
     if per_host and kind != "url":
         raise ValueError(f"{code}: only a url rule can be per_host")
@@ -233,6 +251,7 @@ def rule(
             hosts=frozenset(hosts) if hosts is not None else None,
             needs_server=needs_server,
             per_host=per_host,
+            plain_tail=plain_tail,
         )
         return fn
 

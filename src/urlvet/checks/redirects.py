@@ -104,7 +104,7 @@ def _where(target: ParsedURL) -> str:
     return target.host_for_display if target.host else f"a {target.scheme}: URL"
 
 
-@rule("UV212", "url-shortener", Severity.LOW, hosts=DOMAIN_HOSTS)
+@rule("UV212", "url-shortener", Severity.LOW, hosts=DOMAIN_HOSTS, plain_tail=True)
 def url_shortener(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A link on a URL shortener, which hides where it leads.
 
@@ -139,7 +139,7 @@ def url_shortener(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     )
 
 
-@rule("UV213", "open-redirect", Severity.LOW, cwe=601, hosts=DOMAIN_HOSTS)
+@rule("UV213", "open-redirect", Severity.LOW, cwe=601, hosts=DOMAIN_HOSTS, plain_tail=True)
 def open_redirect(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A redirector page of a big site that forwards the browser to another site.
 
@@ -190,7 +190,7 @@ def open_redirect(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     )
 
 
-@rule("UV214", "unsafe-destination-in-parameter", Severity.MEDIUM, cwe=601)
+@rule("UV214", "unsafe-destination-in-parameter", Severity.MEDIUM, cwe=601, plain_tail=True)
 def unsafe_destination_in_parameter(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A parameter such as `next` or `continue` that sends the browser on to an unsafe URL.
 

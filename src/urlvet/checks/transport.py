@@ -16,7 +16,7 @@ from urlvet.url import HostKind, ParsedURL
 _DANGEROUS = frozenset({"javascript", "data", "file", "vbscript", "blob", "filesystem"})
 
 
-@rule("UV100", "unparseable-url", Severity.CRITICAL, kind="raw", cwe=20)
+@rule("UV100", "unparseable-url", Severity.CRITICAL, kind="raw", cwe=20, plain_tail=True)
 def unparseable_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A URL that a browser refuses to parse.
 
@@ -41,7 +41,7 @@ def unparseable_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
         )
 
 
-@rule("UV101", "plaintext-http", Severity.HIGH, cwe=319)
+@rule("UV101", "plaintext-http", Severity.HIGH, cwe=319, plain_tail=True)
 def plaintext_http(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A URL that uses plain `http:` (or `ws:`) instead of an encrypted scheme.
 
@@ -86,7 +86,7 @@ def plaintext_http(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     )
 
 
-@rule("UV102", "dangerous-scheme", Severity.CRITICAL, cwe=79)
+@rule("UV102", "dangerous-scheme", Severity.CRITICAL, cwe=79, plain_tail=True)
 def dangerous_scheme(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A URL whose scheme is not a web page: `javascript:`, `data:`, `file:`, and any other.
 
@@ -114,7 +114,7 @@ def dangerous_scheme(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     )
 
 
-@rule("UV103", "credentials-in-url", Severity.MEDIUM, cwe=522)
+@rule("UV103", "credentials-in-url", Severity.MEDIUM, cwe=522, plain_tail=True)
 def credentials_in_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A URL that carries a username or password before the host.
 
@@ -136,7 +136,7 @@ def credentials_in_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
     )
 
 
-@rule("UV104", "userinfo-deception", Severity.HIGH, cwe=451)
+@rule("UV104", "userinfo-deception", Severity.HIGH, cwe=451, plain_tail=True)
 def userinfo_deception(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A URL written so that a person reads one host and the browser opens another.
 
@@ -224,7 +224,8 @@ def _written_authority(raw: str) -> str | None:
     return raw[start + 2 : end][:2048]
 
 
-@rule("UV105", "overlong-url", Severity.HIGH, kind="raw", cwe=400)
+# Blind to a plain tail only because the engine never takes a URL over the limit as plain.
+@rule("UV105", "overlong-url", Severity.HIGH, kind="raw", cwe=400, plain_tail=True)
 def overlong_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A URL longer than the policy's limit.
 
@@ -248,7 +249,7 @@ def overlong_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
         )
 
 
-@rule("UV106", "hidden-characters", Severity.HIGH, kind="raw", cwe=451)
+@rule("UV106", "hidden-characters", Severity.HIGH, kind="raw", cwe=451, plain_tail=True)
 def hidden_characters_in_input(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """Control, bidirectional-override or invisible characters in the URL as given.
 
@@ -282,7 +283,7 @@ def hidden_characters_in_input(url: ParsedURL | None, ctx: CheckContext) -> Iter
     )
 
 
-@rule("UV107", "non-standard-port", Severity.LOW)
+@rule("UV107", "non-standard-port", Severity.LOW, plain_tail=True)
 def non_standard_port(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """An https URL on a port other than 443.
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from enum import Enum
+from json.encoder import encode_basestring_ascii
 from typing import Any, NamedTuple
 
 from urlvet.audit.output.redact import redact, redact_data, secrets_in
@@ -153,6 +154,67 @@ def _verdict_json(
         "tls": verdict.tls.model_dump(mode="json") if verdict.tls is not None else None,
     }
     return json.dumps(data, ensure_ascii=True, separators=(",", ":"), default=_json_default)[1:-1]
+
+
+class RecordTemplate(NamedTuple):
+    """The record of a plain URL's shape (:class:`urlvet.engine.PlainShape`), into which the
+    records of every plain URL of that shape are cut: the same decision, findings, codes and
+    JSON members but for the URL and href. Only for a shape with no secret in its head; a
+    URL with a secret of its own gets a record of its own (:func:`record_from_verdict`)."""
+
+    base: Record
+    """The shape's own record, without its URL, href and JSON (each URL has its own)."""
+    json_rest: str
+    """The JSON members after ``url`` and ``href`` (with the comma before them), or ''
+    when the records are made without JSON."""
+
+    def record(self, url: str, href: str) -> Record:
+        """The record of a plain URL of this shape that carries no secret."""
+        body = ""
+        if self.json_rest:
+            body = (
+                '"url":'
+                + encode_basestring_ascii(url)
+                + ',"href":'
+                + encode_basestring_ascii(href)
+                + self.json_rest
+            )
+        return self.base._replace(url=url, href=href, json=body, normalised_url=href)
+
+
+def record_template(
+    verdict: Verdict, *, redact_secrets: bool = True, with_json: bool = True
+) -> RecordTemplate | None:
+    """The template of a plain URL shape's verdict (the options as for
+    :func:`record_from_verdict`), or None when its URL carries a secret (a password in the
+    head, say: then every URL of the shape is recorded on its own).
+
+    A URL without a secret is what redaction leaves as it is, so the record of a plain URL
+    with none is the shape's with the URL and href replaced: the findings and evidence are the
+    shape's, and the tail, the only part that differs, can hold no secret of the head (the
+    patterns of :mod:`urlvet.audit.output.redact` never span the head and the tail, which
+    starts with '/'). A test compares both ways of building records.
+    """
+    if verdict.href is None or has_secrets(verdict.url) or has_secrets(verdict.href):
+        return None
+    base = record_from_verdict(verdict, redact_secrets=redact_secrets, with_json=with_json)
+    rest = ""
+    if with_json:
+        head = (
+            '"url":'
+            + encode_basestring_ascii(verdict.url)
+            + ',"href":'
+            + encode_basestring_ascii(verdict.href)
+        )
+        if not base.json.startswith(head + ","):
+            return None
+        rest = base.json[len(head) :]
+    return RecordTemplate(base._replace(url="", href="", json="", normalised_url=""), rest)
+
+
+def has_secrets(text: str) -> bool:
+    """True when ``text`` (a URL) carries a secret that reports redact."""
+    return _may_hold_secrets(text) and bool(secrets_in(text))
 
 
 def _json_default(value: Any) -> Any:
