@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from urlvet.audit import (
     AuditOptions,
     Auditor,
-    RecordVetter,
+    Occurrence,
     Reporter,
     Source,
     command,
@@ -411,18 +411,18 @@ def test_a_worker_that_raises_fails_the_run_clearly(
     temp.mkdir()
     monkeypatch.setattr("tempfile.tempdir", str(temp))
     parent = os.getpid()
-    real = RecordVetter.__call__
+    real = Reporter.occurrence
 
-    def broken(self: RecordVetter, key: Any) -> Any:
-        if os.getpid() != parent and "items/1500" in key[0]:
-            raise ValueError("vetting failed on purpose")
-        return real(self, key)
+    def broken(self: Reporter, occ: Occurrence, rec: Any) -> None:
+        if os.getpid() != parent and occ.line == 1500:
+            raise ValueError("reporting failed on purpose")
+        real(self, occ, rec)
 
-    monkeypatch.setattr(RecordVetter, "__call__", broken)
+    monkeypatch.setattr(Reporter, "occurrence", broken)
     code, _, err = audit("--format", "jsonl", "a.urls", jobs=2)
     assert taken == [2]
     assert code == 2
-    assert "an audit worker process failed: ValueError: vetting failed on purpose" in err
+    assert "an audit worker process failed: ValueError: reporting failed on purpose" in err
     assert "Traceback" not in err
     _no_share_files(temp, in_tmp)
 
@@ -433,14 +433,14 @@ def test_a_worker_that_dies_fails_the_run_clearly(
     (in_tmp / "a.urls").write_bytes(b"\n".join(url_lines(2000)) + b"\n")
     (in_tmp / "out").mkdir()
     parent = os.getpid()
-    real = RecordVetter.__call__
+    real = Reporter.occurrence
 
-    def dies(self: RecordVetter, key: Any) -> Any:
-        if os.getpid() != parent and "items/1500" in key[0]:
+    def dies(self: Reporter, occ: Occurrence, rec: Any) -> None:
+        if os.getpid() != parent and occ.line == 1500:
             os.kill(os.getpid(), signal.SIGKILL)
-        return real(self, key)
+        real(self, occ, rec)
 
-    monkeypatch.setattr(RecordVetter, "__call__", dies)
+    monkeypatch.setattr(Reporter, "occurrence", dies)
     code, _, err = audit("--format", "jsonl", "-o", "out/r.jsonl", "a.urls", jobs=2)
     assert taken == [2]
     assert code == 2
@@ -451,13 +451,13 @@ def test_a_worker_that_dies_fails_the_run_clearly(
 SLOW_AUDIT = """
 import sys, time
 import urlvet.audit.split as split
-from urlvet.audit.pipeline import RecordVetter
+from urlvet.audit.report import Reporter
 split.MIN_SHARE_BYTES = 64
-real = RecordVetter.__call__
-def slow(self, key):
+real = Reporter.occurrence
+def slow(self, occ, rec):
     time.sleep(0.001)
-    return real(self, key)
-RecordVetter.__call__ = slow
+    real(self, occ, rec)
+Reporter.occurrence = slow
 from urlvet.cli import main
 main(sys.argv[1:])
 """
