@@ -53,14 +53,15 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def taken(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Small shares, so that small files are split; records the share count of each split
+    """Small shares, so that small files are split; records the worker count of each split
     run, and fails a run whose main process runs the pipeline itself with --jobs > 1."""
     monkeypatch.setattr(split, "MIN_SHARE_BYTES", 64)
     counts: list[int] = []
     real_split = command.run_split
 
     def spy(policy: Policy, options: AuditOptions, shares: Any, *a: Any, **k: Any) -> Any:
-        counts.append(len(shares))
+        assert len(shares) >= options.jobs
+        counts.append(options.jobs)
         return real_split(policy, options, shares, *a, **k)
 
     monkeypatch.setattr(command, "run_split", spy)
@@ -328,7 +329,7 @@ def test_the_summary_adds_up_to_the_one_process_summary(in_tmp: Path) -> None:
     one = Auditor(OFFLINE, AuditOptions(max_line_bytes=128)).run(sources, one_reporter)
     shares = split.plan_split(sources, "jsonl", options, offline=True, min_share=64)
     assert shares is not None
-    assert len(shares) == 3
+    assert len(shares) == 3 * split.SHARES_PER_JOB
     split_reporter = reporter()
     got = split.run_split(OFFLINE, options, shares, split_reporter, fmt="jsonl", info=info)
     assert (
@@ -359,7 +360,7 @@ def test_plan_cuts_at_line_starts_with_their_line_numbers(tmp_path: Path) -> Non
     sources = [Source("a.urls", str(tmp_path / "a.urls"))]
     shares = split.plan_split(sources, "jsonl", AuditOptions(jobs=5), offline=True, min_share=1000)
     assert shares is not None
-    assert len(shares) == 5
+    assert len(shares) == 5 * split.SHARES_PER_JOB
     spans = [s.span for share in shares for s in share]
     assert spans[0] is not None
     assert spans[0].start == 0

@@ -4,14 +4,17 @@ With ``--jobs N`` offline, the process pool (:class:`~urlvet.audit.pipeline.Proc
 still reads, looks up and reports every URL in the main process, which caps it near the
 speed of one process. For JSON Lines and JSON output there is no need: the output of a run
 is the outputs of its parts, one after the other. So the inputs, taken as one stream of
-bytes, are cut into ``N`` contiguous shares at line starts, and each worker runs the
-ordinary one-process pipeline (reader, cache, in-process vetting, reporter, writer) on its
-share, writing to a temporary file. The main process does no per-URL work: it plans the cuts
+bytes, are cut into contiguous shares at line starts, and ``N`` workers run the ordinary
+one-process pipeline (reader, cache, in-process vetting, reporter, writer) on the shares, each
+share written to a temporary file. The main process does no per-URL work: it plans the cuts
 (counting the line breaks before each, so that line numbers go on), then appends the shares'
 outputs to the real output in input order as they finish, adds up their summaries, and shows
 their first input problems on stderr, so that the output, the summary, the exit code, stderr
 and a written baseline are those of a one-process run. Only the count of keys vetted differs
 (each worker has a cache of its own, a fraction of the run's budget).
+
+There are a few shares per worker (:data:`SHARES_PER_JOB`): a worker done with one takes the
+next, so that a slower share does not hold the run up.
 
 A split audit is taken when (:func:`plan_split`): the format is jsonl or json, the audit is
 offline, ``jobs`` > 1, every input is a regular uncompressed file, and there are at least
@@ -34,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from urlvet.audit.output.baseline import Baseline, BaselineEntry
 from urlvet.audit.output.jsonl import JsonWriter
+from urlvet.audit.pipeline import Auditor, InProcess, ProgressFn, RecordVetter
 from urlvet.audit.report import Reporter, Summary
 from urlvet.audit.sources import Diagnostic, Source, Span, file_kind
 from urlvet.errors import UrlvetError
@@ -44,12 +48,14 @@ if TYPE_CHECKING:
 
     from urlvet.audit.options import AuditOptions
     from urlvet.audit.output.base import RunInfo
-    from urlvet.audit.pipeline import ProgressFn
     from urlvet.policy import Policy
 
 MIN_SHARE_BYTES = 1 << 20
-"""The least input worth a worker of its own in a split audit (starting one costs about
+"""The least input worth a share of its own in a split audit (starting a worker costs about
 0.1 s; vetting a MiB of URLs takes seconds)."""
+SHARES_PER_JOB = 4
+"""Shares per worker: a worker that is done with one takes the next, so that a share that
+goes slower (denser in URLs, or a core busy with other work) does not hold the run up."""
 SPLIT_FORMATS = ("jsonl", "json")
 """Formats whose output is the outputs of the input's parts one after the other."""
 SHOWN_DIAGNOSTICS = 51
@@ -96,7 +102,7 @@ def plan_split(
             return None
         sizes.append(st.st_size)
     total = sum(sizes)
-    count = min(options.jobs, total // max(1, min_share))
+    count = min(options.jobs * SHARES_PER_JOB, total // max(1, min_share))
     if count < 2:
         return None
     targets = [total * k // count for k in range(1, count)]
@@ -136,7 +142,9 @@ def _pieces(
             size = min(size, len(mm))
             cuts: list[int] = []
             for target in targets:
-                nl = mm.find(b"\n", max(target - 1, cuts[-1] if cuts else 0), size)
+                if cuts and target <= cuts[-1]:
+                    continue  # a long line took it: the share ends at the next cut
+                nl = mm.find(b"\n", max(target - 1, 0), size)
                 cut = size if nl < 0 else nl + 1
                 if 0 < cut < size and (not cuts or cut > cuts[-1]):
                     cuts.append(cut)
@@ -172,11 +180,12 @@ def _line_numbers(mm: mmap.mmap, cuts: list[int]) -> list[int]:
 
 
 @dataclass(frozen=True)
-class _Job:
-    """What a worker needs, picklable (any start method works)."""
+class _Setup:
+    """What every worker needs, picklable (any start method works)."""
 
-    index: int
-    share: Share
+    shares: tuple[Share, ...]
+    outputs: tuple[str, ...]
+    """Share i's output goes to outputs[i]."""
     policy: dict[str, Any]
     options: AuditOptions
     fmt: str
@@ -184,72 +193,88 @@ class _Job:
     fail_at: int
     baseline: Baseline | None
     collect_baseline: bool
-    output: str
     parent: int
 
 
 @dataclass(frozen=True)
 class _ShareResult:
-    """What a worker sends back once its share is written."""
+    """What a worker sends back once a share is written."""
 
     summary: Summary
     shown: list[Diagnostic]
     collected: list[BaselineEntry] | None
 
 
-def _work(job: _Job, results: Queue[tuple[str, int, Any]]) -> None:
-    """A worker: the one-process audit of one share, written to ``job.output``."""
-    import io
+Message = tuple[str, int, Any]
+"""(what, share index, payload) from a worker: progress, done or failed."""
+
+
+def _work(setup: _Setup, tasks: Queue[int | None], results: Queue[Message]) -> None:
+    """A worker: audits the shares it is sent, one after another, each into its output."""
     import signal
 
     # Ctrl-C reaches the whole process group: the parent stops the run and ends the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    index = -1
     try:
-        from urlvet.audit.pipeline import Auditor, InProcess, RecordVetter
         from urlvet.engine import Vetter
         from urlvet.policy import Policy
 
-        policy = Policy.model_validate(job.policy)
-        info = dataclasses.replace(job.info, rules=policy.compiled.rules)
-        shown: list[Diagnostic] = []
-
-        def keep(diag: Diagnostic) -> None:
-            if len(shown) < SHOWN_DIAGNOSTICS:
-                shown.append(diag)
-
-        last = 0.0
-
-        def progress(done_bytes: int, urls: int, name: str) -> None:
-            nonlocal last
-            if os.getppid() != job.parent:  # the parent is gone: so is the run
-                os._exit(3)
-            now = time.monotonic()
-            if now - last >= _PROGRESS_EVERY:
-                last = now
-                results.put(("progress", job.index, (done_bytes, urls, name)))
-
-        with open(job.output, "wb") as raw:
-            stream = io.TextIOWrapper(
-                raw, encoding="utf-8", errors="backslashreplace", newline="\n"
-            )
-            writer = JsonWriter(stream, info, array=job.fmt == "json", part=True)
-            reporter = Reporter(
-                writer,
-                fail_at=job.fail_at,
-                baseline=job.baseline,
-                collect_baseline=job.collect_baseline,
-                on_diagnostic=keep,
-            )
-            vet = RecordVetter.for_options(Vetter(policy), job.options)
-            summary = Auditor(policy, job.options).run(
-                job.share, reporter, progress, strategy=InProcess(vet)
-            )
-            writer.finish(summary)
-            stream.flush()
-        collected = list(reporter.collected.values()) if reporter.collected is not None else None
-        results.put(("done", job.index, _ShareResult(summary, shown, collected)))
+        policy = Policy.model_validate(setup.policy)
+        info = dataclasses.replace(setup.info, rules=policy.compiled.rules)
+        vet = RecordVetter.for_options(Vetter(policy), setup.options)
+        while (task := tasks.get()) is not None:
+            index = task
+            results.put(("done", index, _audit_share(setup, index, policy, info, vet, results)))
     except Exception as exc:  # the parent fails the run with this
-        results.put(("failed", job.index, f"{type(exc).__name__}: {exc}"))
+        results.put(("failed", index, f"{type(exc).__name__}: {exc}"))
+
+
+def _audit_share(
+    setup: _Setup,
+    index: int,
+    policy: Policy,
+    info: RunInfo,
+    vet: RecordVetter,
+    results: Queue[Message],
+) -> _ShareResult:
+    """The one-process audit of share ``index``, written to its output."""
+    import io
+
+    shown: list[Diagnostic] = []
+
+    def keep(diag: Diagnostic) -> None:
+        if len(shown) < SHOWN_DIAGNOSTICS:
+            shown.append(diag)
+
+    last = 0.0
+
+    def progress(done_bytes: int, urls: int, name: str) -> None:
+        nonlocal last
+        if os.getppid() != setup.parent:  # the parent is gone: so is the run
+            os._exit(3)
+        now = time.monotonic()
+        if now - last >= _PROGRESS_EVERY:
+            last = now
+            results.put(("progress", index, (done_bytes, urls, name)))
+
+    with open(setup.outputs[index], "wb") as raw:
+        stream = io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", newline="\n")
+        writer = JsonWriter(stream, info, array=setup.fmt == "json", part=True)
+        reporter = Reporter(
+            writer,
+            fail_at=setup.fail_at,
+            baseline=setup.baseline,
+            collect_baseline=setup.collect_baseline,
+            on_diagnostic=keep,
+        )
+        summary = Auditor(policy, setup.options).run(
+            setup.shares[index], reporter, progress, strategy=InProcess(vet)
+        )
+        writer.finish(summary)
+        stream.flush()
+    collected = list(reporter.collected.values()) if reporter.collected is not None else None
+    return _ShareResult(summary, shown, collected)
 
 
 # --- the parent ----------------------------------------------------------------------------
@@ -266,10 +291,12 @@ def run_split(
     temp_dir: str | None = None,
     progress: ProgressFn | None = None,
 ) -> Summary:
-    """Audit ``shares`` (from :func:`plan_split`) in one worker each; the outputs go to the
-    reporter's writer (a :class:`JsonWriter`), input problems to its ``on_diagnostic``.
-    Returns the run's summary. Raises :class:`UrlvetError` when a worker fails or dies; the
-    workers and their temporary files are gone when it returns or raises."""
+    """Audit ``shares`` (from :func:`plan_split`) in ``options.jobs`` workers (fewer when
+    there are fewer shares), each taking the next share when it is done with one; the
+    outputs go to the reporter's writer (a :class:`JsonWriter`) in input order, input
+    problems to its ``on_diagnostic``. Returns the run's summary. Raises
+    :class:`UrlvetError` when a worker fails or dies; the workers and the temporary files
+    are gone when it returns or raises."""
     import multiprocessing
 
     writer = reporter.writer
@@ -277,8 +304,9 @@ def run_split(
         raise TypeError("a split audit writes JSON Lines or JSON")
     started = time.perf_counter()
     context = multiprocessing.get_context()
-    results: Queue[tuple[str, int, Any]] = context.Queue()
-    jobs = len(shares)
+    tasks: Queue[int | None] = context.Queue()
+    results: Queue[Message] = context.Queue()
+    jobs = min(options.jobs, len(shares))
     # Each worker loads the vetting data of its own (about 60 MB resident) besides its cache:
     # half the cache budget pays for that, so the run takes about what one process would.
     worker_options = dataclasses.replace(
@@ -287,7 +315,6 @@ def run_split(
         cache_size=max(1, options.cache_size // jobs),
         cache_bytes=max(1, options.cache_bytes // (WORKER_CACHE_DIVISOR * jobs)),
     )
-    data = policy.model_dump(mode="json")
     outputs: list[str] = []
     workers: list[BaseProcess] = []
     try:
@@ -295,21 +322,24 @@ def run_split(
             fd, path = tempfile.mkstemp(prefix=".urlvet-share-", suffix=".part", dir=temp_dir)
             os.close(fd)
             outputs.append(path)
-        for index, share in enumerate(shares):
-            job = _Job(
-                index=index,
-                share=share,
-                policy=data,
-                options=worker_options,
-                fmt=fmt,
-                info=dataclasses.replace(info, rules=()),
-                fail_at=reporter.fail_at,
-                baseline=reporter.baseline,
-                collect_baseline=reporter.collected is not None,
-                output=outputs[index],
-                parent=os.getpid(),
-            )
-            process = context.Process(target=_work, args=(job, results), daemon=True)
+        setup = _Setup(
+            shares=tuple(shares),
+            outputs=tuple(outputs),
+            policy=policy.model_dump(mode="json"),
+            options=worker_options,
+            fmt=fmt,
+            info=dataclasses.replace(info, rules=()),
+            fail_at=reporter.fail_at,
+            baseline=reporter.baseline,
+            collect_baseline=reporter.collected is not None,
+            parent=os.getpid(),
+        )
+        for index in range(len(shares)):
+            tasks.put(index)
+        for _ in range(jobs):
+            tasks.put(None)
+        for _ in range(jobs):
+            process = context.Process(target=_work, args=(setup, tasks, results), daemon=True)
             process.start()
             workers.append(process)
         summary = _gather(results, workers, outputs, reporter, writer, progress)
@@ -321,7 +351,9 @@ def run_split(
                 worker.terminate()
         for worker in workers:
             worker.join()
-        results.close()
+        for box in (tasks, results):
+            box.cancel_join_thread()
+            box.close()
         for path in outputs:
             _remove(path)
     summary.elapsed = time.perf_counter() - started
@@ -329,7 +361,7 @@ def run_split(
 
 
 def _gather(
-    results: Queue[tuple[str, int, Any]],
+    results: Queue[Message],
     workers: list[BaseProcess],
     outputs: list[str],
     reporter: Reporter,
@@ -342,24 +374,26 @@ def _gather(
     finished: dict[int, _ShareResult] = {}
     seen: dict[int, tuple[int, int, str]] = {}
     next_share = 0
-    while next_share < len(workers):
+    while next_share < len(outputs):
+        ended = False
         try:
             kind, index, payload = results.get(timeout=0.5)
         except queue.Empty:
-            _check_alive(results, workers, finished, seen)
-            continue
-        _take(kind, index, payload, finished, seen)
-        if kind == "progress" and progress is not None:
-            running = [seen[i] for i in sorted(seen) if i not in finished]
-            name = running[0][2] if running else ""
-            progress(sum(s[0] for s in seen.values()), sum(s[1] for s in seen.values()), name)
+            ended = _check_workers(results, workers, finished, seen)
+        else:
+            _take(kind, index, payload, finished, seen)
+            if kind == "progress" and progress is not None:
+                running = [seen[i] for i in sorted(seen) if i not in finished]
+                name = running[0][2] if running else ""
+                progress(sum(s[0] for s in seen.values()), sum(s[1] for s in seen.values()), name)
         while next_share in finished:
-            part = finished[next_share]
-            _merge(part, summary, reporter)
+            _merge(finished.pop(next_share), summary, reporter)
             with open(outputs[next_share], "rb") as f:
                 writer.splice(f)
             _remove(outputs[next_share])
             next_share += 1
+        if ended and next_share < len(outputs):  # never leave the output short
+            raise UrlvetError("the audit workers ended before all of the input was audited")
     return summary
 
 
@@ -380,27 +414,29 @@ def _take(
         seen[index] = payload
 
 
-def _check_alive(
-    results: Queue[tuple[str, int, Any]],
+def _check_workers(
+    results: Queue[Message],
     workers: list[BaseProcess],
     finished: dict[int, _ShareResult],
     seen: dict[int, tuple[int, int, str]],
-) -> None:
-    """Fail the run when a worker ended without sending its share's result."""
-    for index, worker in enumerate(workers):
-        if index in finished or worker.is_alive():
-            continue
-        # A worker's last messages are in the pipe once it has ended: read them first.
-        while True:
-            try:
-                kind, i, payload = results.get(timeout=0.1)
-            except queue.Empty:
-                break
-            _take(kind, i, payload, finished, seen)
-        if index not in finished:
+) -> bool:
+    """Fail the run when a worker died; True when every worker has ended (their last
+    messages read)."""
+    for worker in workers:
+        if not worker.is_alive() and worker.exitcode != 0:
+            # Killed, or out of memory: a worker that fails sends why and exits 0.
             raise UrlvetError(
                 f"an audit worker process ended unexpectedly (exit code {worker.exitcode})"
             )
+    if any(w.is_alive() for w in workers):
+        return False
+    # The workers' last messages are in the pipe once they have ended: read them first.
+    while True:
+        try:
+            kind, index, payload = results.get(timeout=0.1)
+        except queue.Empty:
+            return True
+        _take(kind, index, payload, finished, seen)
 
 
 def _merge(part: _ShareResult, summary: Summary, reporter: Reporter) -> None:
