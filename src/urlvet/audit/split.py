@@ -24,7 +24,6 @@ two shares of :data:`MIN_SHARE_BYTES`. Otherwise the pipeline runs as before.
 from __future__ import annotations
 
 import dataclasses
-import mmap
 import os
 import queue
 import stat
@@ -33,7 +32,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from urlvet.audit.output.baseline import Baseline, BaselineEntry
 from urlvet.audit.output.jsonl import JsonWriter
@@ -66,6 +65,7 @@ COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".lzma", ".zst", ".lz4", ".zip", ".
 WORKER_CACHE_DIVISOR = 2
 """A worker's cache budget is the audit's divided by this and by the number of workers."""
 _COUNT_CHUNK = 1 << 22
+_FIND_CHUNK = 1 << 16
 _PROGRESS_EVERY = 0.2
 
 Share = tuple[Source, ...]
@@ -135,21 +135,9 @@ def _pieces(
     if kind is None or source.path is None:
         return [(0, source)]
     try:
-        with (
-            open(source.path, "rb") as f,
-            mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm,
-        ):
-            size = min(size, len(mm))
-            cuts: list[int] = []
-            for target in targets:
-                if cuts and target <= cuts[-1]:
-                    continue  # a long line took it: the share ends at the next cut
-                nl = mm.find(b"\n", max(target - 1, 0), size)
-                cut = size if nl < 0 else nl + 1
-                if 0 < cut < size and (not cuts or cut > cuts[-1]):
-                    cuts.append(cut)
-            first_lines = _line_numbers(mm, cuts)
-    except (OSError, ValueError):
+        with open(source.path, "rb") as f:
+            cuts, first_lines = _cut_file(f, size, targets)
+    except OSError:
         return [(0, source)]
     if not cuts:
         return [(0, source)]
@@ -162,18 +150,41 @@ def _pieces(
     ]
 
 
-def _line_numbers(mm: mmap.mmap, cuts: list[int]) -> list[int]:
-    """The 1-based line number at each cut (ascending byte offsets)."""
-    out: list[int] = []
-    line = 1
+def _cut_file(f: BinaryIO, size: int, targets: list[int]) -> tuple[list[int], list[int]]:
+    """The cuts of a file (the first line start at or after each target, before ``size``)
+    and the 1-based line number at each, in one pass over the bytes before the last cut.
+    Read, not mapped: a file that shrinks meanwhile gives fewer cuts, never a crash."""
+    cuts: list[int] = []
+    lines: list[int] = []
     pos = 0
-    for cut in cuts:
-        while pos < cut:
-            stop = min(pos + _COUNT_CHUNK, cut)
-            line += mm[pos:stop].count(b"\n")
-            pos = stop
-        out.append(line)
-    return out
+    line = 1
+    for target in targets:
+        if cuts and target <= cuts[-1]:
+            continue  # a long line took it: the share ends at the next cut
+        start = max(target - 1, 0)
+        while pos < start:  # count the line breaks up to the target
+            chunk = f.read(min(_COUNT_CHUNK, start - pos))
+            if not chunk:
+                return cuts, lines
+            line += chunk.count(b"\n")
+            pos += len(chunk)
+        cut = size
+        while pos < size:  # then find the next one
+            chunk = f.read(min(_FIND_CHUNK, size - pos))
+            if not chunk:
+                return cuts, lines
+            found = chunk.find(b"\n")
+            if found >= 0:
+                cut = pos + found + 1
+                line += 1
+                pos = f.seek(cut)
+                break
+            pos += len(chunk)
+        if cut >= size:
+            break
+        cuts.append(cut)
+        lines.append(line)
+    return cuts, lines
 
 
 # --- the workers ---------------------------------------------------------------------------
@@ -319,7 +330,14 @@ def run_split(
     workers: list[BaseProcess] = []
     try:
         for _ in shares:
-            fd, path = tempfile.mkstemp(prefix=".urlvet-share-", suffix=".part", dir=temp_dir)
+            try:
+                fd, path = tempfile.mkstemp(prefix=".urlvet-share-", suffix=".part", dir=temp_dir)
+            except OSError as exc:
+                where = temp_dir or tempfile.gettempdir()
+                raise UrlvetError(
+                    f"{where}: cannot create a temporary file for a share of the audit: "
+                    f"{exc.strerror or exc}"
+                ) from None
             os.close(fd)
             outputs.append(path)
         setup = _Setup(
@@ -383,8 +401,7 @@ def _gather(
         else:
             _take(kind, index, payload, finished, seen)
             if kind == "progress" and progress is not None:
-                running = [seen[i] for i in sorted(seen) if i not in finished]
-                name = running[0][2] if running else ""
+                name = next((s[2] for _, s in sorted(seen.items()) if s[2]), "")
                 progress(sum(s[0] for s in seen.values()), sum(s[1] for s in seen.values()), name)
         while next_share in finished:
             _merge(finished.pop(next_share), summary, reporter)
