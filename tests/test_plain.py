@@ -291,7 +291,7 @@ def test_the_quick_secret_test_never_misses_a_secret_the_redactor_finds() -> Non
     checked = 0
     for _ in range(3000):
         params = [
-            f"{rng.choice(names + ['page', 'q', 'ref'])}={rng.choice(['', 'v', 'abc123'])}"
+            f"{rng.choice([*names, 'page', 'q', 'ref'])}={rng.choice(['', 'v', 'abc123'])}"
             for _ in range(rng.randrange(1, 4))
         ]
         sep = rng.choice(["?", "#", "?a=1#", "/x;"])
