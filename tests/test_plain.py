@@ -281,3 +281,22 @@ def test_audit_records_of_plain_urls_are_those_of_their_verdicts() -> None:
                 for url in urls:
                     key = (url, server, None)
                     assert fast(key) == slow(key), (url, server, redact, with_json)
+
+
+def test_the_quick_secret_test_never_misses_a_secret_the_redactor_finds() -> None:
+    from urlvet.audit.output.redact import _EXACT_NAMES, secrets_in, tail_may_hold_secrets
+
+    rng = random.Random(5)
+    names = [*sorted(_EXACT_NAMES), "my_token", "X-Session-Id", "apiKey", "private-key", "id"]
+    checked = 0
+    for _ in range(3000):
+        params = [
+            f"{rng.choice([*names, 'page', 'q', 'ref'])}={rng.choice(['', 'v', 'abc123'])}"
+            for _ in range(rng.randrange(1, 4))
+        ]
+        sep = rng.choice(["?", "#", "?a=1#", "/x;"])
+        tail = "/p" + sep + "&".join(params)
+        if secrets_in("https://example.com" + tail):
+            assert tail_may_hold_secrets(tail), tail
+            checked += 1
+    assert checked > 500

@@ -33,6 +33,8 @@ PARSE_LIMIT = 65_536
 DESTINATION_CACHE_SIZE = 1024
 """Verdicts on the destinations of redirects kept per Vetter (at most the host cache's size;
 none when it is 0)."""
+PLAIN_FINDINGS_KEPT = 8192
+"""Distinct tuples of findings the plain shapes of a Vetter share (see _shared_findings)."""
 HOST_CACHE_SIZE = 65_536
 """How many (host, server) pairs a Vetter keeps the per-host findings of. An entry is a tuple
 of findings, empty for most hosts: 65,536 of them take a few tens of megabytes at most."""
@@ -115,6 +117,7 @@ class Vetter:
         "_host_lock",
         "_host_rules",
         "_plain_cache",
+        "_plain_findings",
         "_plain_kinds",
         "_plain_limit",
         "_url_rules",
@@ -129,6 +132,7 @@ class Vetter:
     _host_lock: threading.Lock
     _destination_cache: dict[tuple[str, int], Verdict]
     _plain_cache: dict[tuple[str, str, Server | None], PlainShape | None]
+    _plain_findings: dict[str, tuple[Finding, ...]]
     _plain_kinds: frozenset[tuple[HostKind, bool]]
     _plain_limit: int
 
@@ -178,6 +182,7 @@ class Vetter:
         )
         object.__setattr__(self, "_plain_kinds", plain_kinds)
         object.__setattr__(self, "_plain_cache", {})
+        object.__setattr__(self, "_plain_findings", {})
         object.__setattr__(self, "_plain_limit", min(PARSE_LIMIT, settings.max_url_length))
         object.__setattr__(self, "_url_rules", rules)
         object.__setattr__(self, "_host_rules", host_rules)
@@ -294,6 +299,11 @@ class Vetter:
         """
         if self._host_cache_size == 0:
             return self._finish(self._offline(url, None, None, depth), None)
+        # A plain destination carries no URL, so how deep it lies changes nothing (only the
+        # rules on carried URLs read the depth): its shape's verdict is its own.
+        plain = self._plain(url, None)
+        if plain is not None:
+            return plain
         # Links that forward somewhere repeat their destinations (one sign-in callback, one
         # landing page): each is vetted once, like a host's per-host findings.
         key = (url, depth)
@@ -430,13 +440,28 @@ class Vetter:
             shape,
             url.href[: -len(shape)],
             v.decision,
-            v.findings,
+            self._shared_findings(v.findings),
             v.host,
             v.host_unicode,
             v.host_kind,
             v.registrable_domain,
             v.server,
         )
+
+    def _shared_findings(self, findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+        """``findings``, or an equal tuple kept from an earlier shape: the findings on the
+        scheme and port (UV101, UV107) are the same on thousands of hosts, and a finding costs
+        about a kilobyte to keep."""
+        if not findings:
+            return findings
+        table = self._plain_findings
+        key = repr([(f.code, f.severity, f.message, f.evidence) for f in findings])
+        kept = table.get(key)
+        if kept is not None and kept == findings:
+            return kept
+        if len(table) < PLAIN_FINDINGS_KEPT:
+            table[key] = findings
+        return findings
 
     def _wants_dns(self, state: _Offline) -> bool:
         url = state.url

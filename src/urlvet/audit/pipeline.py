@@ -28,11 +28,13 @@ stdin, compressed or small inputs and the text, SARIF and GitHub formats, this l
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import queue
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from urlvet.audit.cache import Key, RecordCache, SharedParts
@@ -44,6 +46,7 @@ from urlvet.audit.output.record import (
     record_from_verdict,
     record_template,
 )
+from urlvet.audit.output.redact import tail_may_hold_secrets
 from urlvet.audit.report import Reporter, Summary
 from urlvet.audit.sources import Diagnostic, Meter, Occurrence, Reader, Source
 from urlvet.errors import InputError
@@ -67,6 +70,25 @@ TEMPLATES = 65_536
 
 ProgressFn = Callable[[int, int, str], None]
 """Called now and then with (bytes read, URL occurrences done, current source name)."""
+
+
+BULK_GC_THRESHOLDS = (50_000, 20, 100)
+"""The collector's thresholds while an audit runs. An audit allocates a few records, strings
+and tuples per URL and keeps caches of hundreds of thousands of them: at the default (700
+allocations) the collector runs every few URLs and walks those caches, a fifth of the run.
+Collections still happen (every 50,000 allocations, and in full as the old generation grows),
+so cycles are still freed."""
+
+
+@contextmanager
+def bulk_gc() -> Iterator[None]:
+    """The collector at :data:`BULK_GC_THRESHOLDS` for the block, then as it was."""
+    before = gc.get_threshold()
+    gc.set_threshold(*BULK_GC_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 # --- vetting keys into records --------------------------------------------------------------
@@ -111,19 +133,24 @@ class RecordVetter:
         return record_from_verdict(verdict, redact_secrets=self.redact, with_json=self.with_json)
 
     def __call__(self, key: Key) -> Record:
+        return self.quick(key) or self.record(
+            self.vetter.vet_offline(key[0], self.server(key[1]), message=key[2])
+        )
+
+    def quick(self, key: Key) -> Record | None:
+        """The record of a plain URL (see :func:`urlvet.url.plain_split`), cut from its
+        shape's; None for any other key."""
         url, server, message = key
-        asked_by = self.server(server)
-        if not message:
-            found = self.vetter.plain_shape(url, asked_by)
-            if found is not None:
-                return self._plain_record(url, *found)
-        return self.record(self.vetter.vet_offline(url, asked_by, message=message))
+        if message:
+            return None
+        found = self.vetter.plain_shape(url, self.server(server))
+        if found is None:
+            return None
+        return self._plain_record(url, *found)
 
     def _plain_record(self, url: str, shape: PlainShape, tail: str) -> Record:
         """The record of a plain URL: cut from its shape's template when the URL carries no
         secret, else built from its verdict as any other."""
-        if has_secrets(url):
-            return self.record(shape.verdict_for(url, tail))
         entry = self._templates.get(id(shape))
         if entry is None or entry[0] is not shape:
             # Keyed by identity, holding the shape so that its id stays its own; bounded
@@ -135,7 +162,9 @@ class RecordVetter:
                 del self._templates[next(iter(self._templates))]
             entry = self._templates[id(shape)] = (shape, template)
         template = entry[1]
-        if template is None:
+        # The template's head carries no secret, and a plain tail holds no user info: only a
+        # parameter of the tail can (record_template).
+        if template is None or (tail_may_hold_secrets(tail) and has_secrets(url)):
             return self.record(shape.verdict_for(url, tail))
         return template.record(url, shape.href_head + tail)
 
@@ -165,6 +194,10 @@ class Strategy(Protocol):
 
     def vet_now(self, key: Key) -> Record:
         """Vet one key at once: a record the cache evicted before its window was reported."""
+
+    def quick(self, key: Key) -> Record | None:
+        """The record of ``key`` at once when this strategy makes it for about the cost of a
+        look-up (a plain URL, in this process), else None: the loop then submits the key."""
 
     def close(self) -> None:
         """Release workers, event loops and the like (called once, at the end)."""
@@ -200,6 +233,9 @@ class InProcess:
     def vet_now(self, key: Key) -> Record:
         return self._vet(key)
 
+    def quick(self, key: Key) -> Record | None:
+        return self._vet.quick(key)
+
     def close(self) -> None:
         pass
 
@@ -224,6 +260,7 @@ def _serve(
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         vet = RecordVetter(Vetter(Policy.model_validate(policy)), server_name, redact, with_json)
+        gc.set_threshold(*BULK_GC_THRESHOLDS)
         while (keys := inbox.get()) is not None:
             outbox.put([vet(k) for k in keys])
     except Exception as exc:
@@ -330,6 +367,9 @@ class ProcessPool:
             self._local.append(RecordVetter.for_options(Vetter(self._policy), self._options))
         return self._local[0](key)
 
+    def quick(self, key: Key) -> Record | None:
+        return None  # the shapes live in the workers
+
     def close(self) -> None:
         for inbox in self.inboxes:
             inbox.put(None)
@@ -391,6 +431,9 @@ class Dns:
     def vet_now(self, key: Key) -> Record:
         return self.submit([key]).records()[0]
 
+    def quick(self, key: Key) -> Record | None:
+        return None  # DNS answers are per URL's host and time: every key is vetted
+
     def close(self) -> None:
         self._loop.close()
 
@@ -445,7 +488,8 @@ class Auditor:
         if strategy is None:
             strategy, items = self._strategy(items)
         try:
-            _loop(items, reporter, cache, strategy, meter, progress)
+            with bulk_gc():
+                _loop(items, reporter, cache, strategy, meter, progress)
         finally:
             strategy.close()
         return reporter.summarise(reader, cache.misses, time.perf_counter() - started)
@@ -488,6 +532,7 @@ def _loop(
     move = data.move_to_end
     inflight: set[Key] = set()
     pending: deque[_Window] = deque()
+    quick = strategy.quick
     done = 0
 
     def look_up(window: list[Occurrence | Diagnostic]) -> _Window:
@@ -503,6 +548,11 @@ def _loop(
             rec = data.get(key)
             if rec is not None:
                 move(key)
+            elif (rec := quick(key)) is not None:
+                # Made at once (a plain URL): cached as one vetted in a batch would be, with
+                # parts already shared with its shape's.
+                cache.add(key, rec)
+                cache.misses += 1
             elif key not in fresh and key not in inflight:
                 fresh.add(key)
                 keys.append(key)

@@ -179,7 +179,8 @@ class RecordTemplate(NamedTuple):
                 + encode_basestring_ascii(href)
                 + self.json_rest
             )
-        return self.base._replace(url=url, href=href, json=body, normalised_url=href)
+        b = self.base
+        return Record(b.decision, b.findings, url, href, b.server, body, b.top_rank, b.codes, href)
 
 
 def record_template(

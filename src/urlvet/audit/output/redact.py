@@ -101,6 +101,20 @@ def looks_like_token(text: str) -> bool:
     )
 
 
+def tail_may_hold_secrets(tail: str) -> bool:
+    """False when no parameter of ``tail`` (the path, query and fragment of a URL with no
+    user info) has a credential name: a quick test that rules out most URLs before
+    :func:`secrets_in` reads them. Every name :func:`secrets_in` reads is the text between a
+    '?', '&', '#' or ';' and the next '=', which this reads too."""
+    if "=" not in tail:
+        return False
+    for part in tail.replace("#", "&").replace("?", "&").replace(";", "&").split("&")[1:]:
+        name, eq, _ = part.partition("=")
+        if eq and is_secret_name(name):
+            return True
+    return False
+
+
 def secrets_in(text: str) -> set[str]:
     """The secret values ``text`` (a URL, or prose with URLs in it) carries, raw and decoded."""
     found: set[str] = set()
