@@ -767,6 +767,12 @@ _AUDIT_FORMATS = ("text", "json", "jsonl", "sarif", "github")
     help="Worker processes for offline audits (--no-dns).",
 )
 @click.option(
+    "--spark-master",
+    metavar="MASTER",
+    help="Vet on Spark (local[4], spark://HOST:7077, yarn...): this machine reads and reports, "
+    "the cluster vets the distinct URLs. Offline (--no-dns); needs urlvet[spark].",
+)
+@click.option(
     "--baseline",
     "baseline_path",
     type=click.Path(dir_okay=False),
@@ -813,6 +819,7 @@ def audit_cmd(
     no_color: bool,
     tls: bool | None,
     ca_file: str | None,
+    spark_master: str | None,
 ) -> None:
     """Audit URL lists, MCP traffic (JSON Lines) and logs; '-' reads stdin.
 
@@ -854,6 +861,7 @@ def audit_cmd(
         exit_zero=exit_zero,
         colour=_use_colour(no_color),
         progress=not no_progress,
+        spark_master=spark_master,
     )
     try:
         code = run_audit(policy, run, click.get_binary_stream("stdout"), sys.stderr)

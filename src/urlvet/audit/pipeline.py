@@ -14,8 +14,12 @@ A strategy is how the misses get vetted; the loop never knows which one runs:
   host, hosts run concurrently and the URLs of one host one after another, so that the
   resolver's cache answers all but the first lookup of each host.
 
-Another engine (a cluster, say) plugs in as a strategy of its own: ``submit`` takes the keys
-and returns a :class:`Batch` whose records come back in the keys' order.
+- :class:`urlvet.spark.strategy.SparkStrategy` (``--spark-master``): on a Spark cluster,
+  many windows gathered into one job.
+
+Each strategy's ``submit`` takes the keys and returns a :class:`Batch` whose records come back
+in the keys' order; ``quick`` makes a record at once when that costs no more than a look-up
+(a plain URL whose shape this process knows).
 """
 
 from __future__ import annotations
