@@ -411,3 +411,129 @@ def test_module_entry_point_fails_cleanly_before_starting_spark(tmp_path: Path) 
     assert proc.stderr.startswith("urlvet: error: ")
     assert "nope: unknown key" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# --- urlvet audit with Spark as its strategy ------------------------------------------------
+
+
+def _audit_output(path: Path, **run: Any) -> tuple[int, bytes, str]:
+    import io
+
+    from urlvet.audit.command import AuditRun, run_audit
+    from urlvet.audit.options import AuditOptions
+
+    options = run.pop("options", {})
+    policy = Policy(dns={"enabled": False})
+    out = io.BytesIO()
+    err = io.StringIO()
+    code = run_audit(
+        policy,
+        AuditRun(
+            paths=[str(path)],
+            fmt="jsonl",
+            options=AuditOptions(json_records=True, **options),
+            progress=False,
+            **run,
+        ),
+        out,
+        err,
+    )
+    return code, out.getvalue(), err.getvalue()
+
+
+def _log_lines() -> list[str]:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import mix
+
+    urls = mix.urls(6000, host_count=500)
+    # Repeats (served from the audit's cache), problems and cases that block or warn.
+    return [
+        *urls,
+        "not a url",
+        "# a comment",
+        "https://10.0.0.1/admin",
+        "https://paypa1.com/signin",
+        "https://admin:hunter2@example.com/?token=abc",
+        *urls[:2000],
+    ]
+
+
+def test_audit_on_spark_writes_what_an_in_process_audit_writes(
+    spark: Spark, tmp_path: Path
+) -> None:
+    path = tmp_path / "log.urls"
+    path.write_text("\n".join(_log_lines()) + "\n", encoding="utf-8")
+    want = _audit_output(path)
+    got = _audit_output(path, spark_master="local[2]")
+    assert want[0] == 1  # URLs that block fail the run
+    assert got == want
+    assert len(want[1].splitlines()) > 8000
+
+
+def test_spark_strategy_gathers_windows_into_jobs(spark: Spark, tmp_path: Path) -> None:
+    from urlvet.audit.options import AuditOptions
+    from urlvet.audit.output import RunInfo, make_writer
+    from urlvet.audit.pipeline import WINDOW, Auditor
+    from urlvet.audit.report import Reporter
+    from urlvet.audit.sources import Source
+    from urlvet.spark.strategy import SparkStrategy
+
+    lines = _log_lines()
+    path = tmp_path / "log.urls"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    policy = Policy(dns={"enabled": False})
+    options = AuditOptions(json_records=True)
+
+    def audit(strategy: Any) -> str:
+        import io
+
+        stream = io.StringIO()
+        compiled = policy.compiled
+        info = RunInfo(rules=compiled.rules, warn_at=compiled.warn_at, block_at=compiled.block_at)
+        writer = make_writer("jsonl", stream, info)
+        reporter = Reporter(writer, fail_at=compiled.block_at)
+        writer.start()
+        summary = Auditor(policy, options).run(
+            [Source("log.urls", str(path))], reporter, None, strategy
+        )
+        writer.finish(summary)
+        assert summary.urls == len(lines) - 1  # all but the comment
+        return stream.getvalue()
+
+    strategy = SparkStrategy(spark, policy, options, windows_per_job=2)
+    got = audit(strategy)
+    assert got == audit(None)
+    windows = -(-len(lines) // WINDOW)
+    assert strategy.jobs == -(-windows // 2)  # two windows a job, the last one alone
+
+
+def test_audit_on_spark_refuses_dns_and_jobs(spark: Spark, tmp_path: Path) -> None:
+    from urlvet.audit.command import AuditRun, run_audit
+    from urlvet.audit.options import AuditOptions
+    from urlvet.errors import InputError
+
+    path = tmp_path / "log.urls"
+    path.write_text("https://example.com/\n", encoding="utf-8")
+    with pytest.raises(InputError, match="offline"):
+        run_audit(
+            Policy(), AuditRun(paths=[str(path)], spark_master="local[2]"), io_bytes(), io_text()
+        )
+    with pytest.raises(InputError, match="cannot be combined"):
+        run_audit(
+            Policy(dns={"enabled": False}),
+            AuditRun(paths=[str(path)], spark_master="local[2]", options=AuditOptions(jobs=2)),
+            io_bytes(),
+            io_text(),
+        )
+
+
+def io_bytes() -> Any:
+    import io
+
+    return io.BytesIO()
+
+
+def io_text() -> Any:
+    import io
+
+    return io.StringIO()

@@ -765,9 +765,15 @@ _AUDIT_FORMATS = ("text", "json", "jsonl", "sarif", "github")
     default=1,
     show_default=True,
     help="Worker processes for offline audits (--no-dns). With jsonl or json output and "
-    "large regular files, the input is cut into N shares at line starts, each audited by a "
-    "worker (the output is the same); otherwise (stdin, compressed input, other formats) "
-    "the workers vet the URLs the main process reads.",
+    "large regular files, the input is cut at line starts into shares that the workers audit "
+    "whole (the output is the same); otherwise (stdin, compressed input, other formats) the "
+    "workers vet the URLs the main process reads.",
+)
+@click.option(
+    "--spark-master",
+    metavar="MASTER",
+    help="Vet on Spark (local[4], spark://HOST:7077, yarn...): this machine reads and reports, "
+    "the cluster vets the distinct URLs. Offline (--no-dns); needs urlvet[spark].",
 )
 @click.option(
     "--baseline",
@@ -816,6 +822,7 @@ def audit_cmd(
     no_color: bool,
     tls: bool | None,
     ca_file: str | None,
+    spark_master: str | None,
 ) -> None:
     """Audit URL lists, MCP traffic (JSON Lines) and logs; '-' reads stdin.
 
@@ -857,6 +864,7 @@ def audit_cmd(
         exit_zero=exit_zero,
         colour=_use_colour(no_color),
         progress=not no_progress,
+        spark_master=spark_master,
     )
     try:
         code = run_audit(policy, run, click.get_binary_stream("stdout"), sys.stderr)

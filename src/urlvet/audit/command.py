@@ -52,6 +52,9 @@ class AuditRun:
     """Colour the text report (for a terminal)."""
     progress: bool = True
     """Show a progress line when stderr is a terminal."""
+    spark_master: str | None = None
+    """Vet on Spark at this master (``local[4]``, ``spark://host:7077``, ``yarn``): see
+    :mod:`urlvet.spark.strategy`."""
 
 
 def run_audit(policy: Policy, run: AuditRun, stdout: BinaryIO, stderr: TextIO) -> int:
@@ -64,6 +67,19 @@ def run_audit(policy: Policy, run: AuditRun, stdout: BinaryIO, stderr: TextIO) -
     from urlvet import __version__
 
     auditor = Auditor(policy, run.options)
+    spark = None
+    if run.spark_master is not None:
+        from urlvet.errors import InputError
+
+        if auditor.uses_dns:
+            raise InputError(
+                "--spark-master vets offline: add --no-dns (and leave the TLS probe off)"
+            )
+        if run.options.jobs > 1:
+            raise InputError("--spark-master and --jobs cannot be combined")
+        from urlvet.spark.strategy import start_session
+
+        spark = start_session(run.spark_master)
     if run.options.jobs > 1 and auditor.uses_dns:
         stderr.write(
             "urlvet: note: --jobs applies to offline audits (--no-dns); "
@@ -136,7 +152,12 @@ def run_audit(policy: Policy, run: AuditRun, stdout: BinaryIO, stderr: TextIO) -
                 progress=progress,
             )
         else:
-            summary = auditor.run(sources, reporter, progress)
+            strategy = None
+            if spark is not None:
+                from urlvet.spark.strategy import SparkStrategy
+
+                strategy = SparkStrategy(spark[0], policy, run.options)
+            summary = auditor.run(sources, reporter, progress, strategy)
         if progress is not None:
             progress.clear()
         if run.write_baseline is not None and reporter.collected is not None:
@@ -152,6 +173,8 @@ def run_audit(policy: Policy, run: AuditRun, stdout: BinaryIO, stderr: TextIO) -
     finally:
         if progress is not None:
             progress.clear()
+        if spark is not None and spark[1]:
+            spark[0].stop()
         if to_file:
             stream.close()
         else:

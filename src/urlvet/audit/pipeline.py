@@ -14,15 +14,19 @@ A strategy is how the misses get vetted; the loop never knows which one runs:
   host, hosts run concurrently and the URLs of one host one after another, so that the
   resolver's cache answers all but the first lookup of each host.
 
-Another engine (a cluster, say) plugs in as a strategy of its own: ``submit`` takes the keys
-and returns a :class:`Batch` whose records come back in the keys' order.
+- :class:`urlvet.spark.strategy.SparkStrategy` (``--spark-master``): on a Spark cluster,
+  many windows gathered into one job.
+
+Each strategy's ``submit`` takes the keys and returns a :class:`Batch` whose records come back
+in the keys' order; ``quick`` makes a record at once when that costs no more than a look-up
+(a plain URL whose shape this process knows).
 
 Which path ``--jobs N`` (N > 1) takes offline: with jsonl or json output and regular,
 uncompressed files of at least two shares' worth of bytes, the audit is split
-(:mod:`urlvet.audit.split`): the input is cut into N shares at line starts and each worker runs
-this loop with :class:`InProcess` on its share, the main process only joining the outputs. For
-stdin, compressed or small inputs and the text, SARIF and GitHub formats, this loop runs with
-:class:`ProcessPool`.
+(:mod:`urlvet.audit.split`): the input is cut into shares at line starts and N workers each
+run this loop with :class:`InProcess` on one share after another, the main process only
+joining the outputs. For stdin, compressed or small inputs and the text, SARIF and GitHub
+formats, this loop runs with :class:`ProcessPool`.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ here needs them: importing this module costs nothing without them.
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import json
 import os
@@ -183,6 +184,10 @@ def worker_vetter(policy_json: str, policy_key: str, stats: Any = None) -> Vette
         vetter = Vetter(Policy.model_validate_json(policy_json))
         vetter.vet_offline(_WARM_UP_URL)
         _VETTERS[policy_key] = vetter
+        # A worker process vets in bulk from now on, as an audit does.
+        from urlvet.audit.pipeline import BULK_GC_THRESHOLDS
+
+        gc.set_threshold(*BULK_GC_THRESHOLDS)
         if stats is not None:
             stats.add(WorkerStats(setups=[(os.getpid(), time.perf_counter() - start)]))
     return vetter
