@@ -13,8 +13,11 @@ their first input problems on stderr, so that the output, the summary, the exit 
 and a written baseline are those of a one-process run. Only the count of keys vetted differs
 (each worker has a cache of its own, a fraction of the run's budget).
 
-There are a few shares per worker (:data:`SHARES_PER_JOB`): a worker done with one takes the
-next, so that a slower share does not hold the run up.
+There are several shares per worker (:data:`SHARES_PER_JOB`): a worker done with one takes
+the next, so that a slower share does not hold the run up. Each worker keeps one Vetter for
+all its shares, but every worker meets most hosts: what the engine works out once per host
+(and per plain-URL shape) is worked out, and held, once per worker. On inputs where that is
+a large part of the work, a split run costs more CPU in all than one process does.
 
 A split audit is taken when (:func:`plan_split`): the format is jsonl or json, the audit is
 offline, ``jobs`` > 1, every input is a regular uncompressed file, and there are at least
@@ -52,7 +55,7 @@ if TYPE_CHECKING:
 MIN_SHARE_BYTES = 1 << 20
 """The least input worth a share of its own in a split audit (starting a worker costs about
 0.1 s; vetting a MiB of URLs takes seconds)."""
-SHARES_PER_JOB = 4
+SHARES_PER_JOB = 16
 """Shares per worker: a worker that is done with one takes the next, so that a share that
 goes slower (denser in URLs, or a core busy with other work) does not hold the run up."""
 SPLIT_FORMATS = ("jsonl", "json")
@@ -62,8 +65,9 @@ SHOWN_DIAGNOSTICS = 51
 (50), so that the parent also knows when to say that further ones are only in the report."""
 COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".lzma", ".zst", ".lz4", ".zip", ".br", ".z")
 """Inputs that may be read decompressed: they are never split by bytes."""
-WORKER_CACHE_DIVISOR = 2
-"""A worker's cache budget is the audit's divided by this and by the number of workers."""
+WORKER_CACHE_DIVISOR = 4
+"""A worker's record cache budget is the audit's divided by this and by the number of
+workers: each worker holds the engine's per-host caches of its own besides."""
 _COUNT_CHUNK = 1 << 22
 _FIND_CHUNK = 1 << 16
 _PROGRESS_EVERY = 0.2
@@ -318,8 +322,8 @@ def run_split(
     tasks: Queue[int | None] = context.Queue()
     results: Queue[Message] = context.Queue()
     jobs = min(options.jobs, len(shares))
-    # Each worker loads the vetting data of its own (about 60 MB resident) besides its cache:
-    # half the cache budget pays for that, so the run takes about what one process would.
+    # Each worker loads the vetting data and keeps the engine's per-host caches of its own
+    # besides its record cache: a smaller record cache pays for part of that.
     worker_options = dataclasses.replace(
         options,
         jobs=1,
