@@ -32,7 +32,8 @@ import queue
 import stat
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -228,8 +229,10 @@ def _work(setup: _Setup, tasks: Queue[int | None], results: Queue[Message]) -> N
     """A worker: audits the shares it is sent, one after another, each into its output."""
     import signal
 
-    # Ctrl-C reaches the whole process group: the parent stops the run and ends the workers.
+    # Ctrl-C reaches the whole process group: the parent stops the run and ends the workers,
+    # with SIGTERM, which ends a worker at once (not the parent's way: see _sigterm_as_exit).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     index = -1
     try:
         from urlvet.engine import Vetter
@@ -332,54 +335,78 @@ def run_split(
     )
     outputs: list[str] = []
     workers: list[BaseProcess] = []
-    try:
-        for _ in shares:
-            try:
-                fd, path = tempfile.mkstemp(prefix=".urlvet-share-", suffix=".part", dir=temp_dir)
-            except OSError as exc:
-                where = temp_dir or tempfile.gettempdir()
-                raise UrlvetError(
-                    f"{where}: cannot create a temporary file for a share of the audit: "
-                    f"{exc.strerror or exc}"
-                ) from None
-            os.close(fd)
-            outputs.append(path)
-        setup = _Setup(
-            shares=tuple(shares),
-            outputs=tuple(outputs),
-            policy=policy.model_dump(mode="json"),
-            options=worker_options,
-            fmt=fmt,
-            info=dataclasses.replace(info, rules=()),
-            fail_at=reporter.fail_at,
-            baseline=reporter.baseline,
-            collect_baseline=reporter.collected is not None,
-            parent=os.getpid(),
-        )
-        for index in range(len(shares)):
-            tasks.put(index)
-        for _ in range(jobs):
-            tasks.put(None)
-        for _ in range(jobs):
-            process = context.Process(target=_work, args=(setup, tasks, results), daemon=True)
-            process.start()
-            workers.append(process)
-        summary = _gather(results, workers, outputs, reporter, writer, progress)
-        for ended in workers:
-            ended.join()
-    finally:
-        for worker in workers:
-            if worker.is_alive():
-                worker.terminate()
-        for worker in workers:
-            worker.join()
-        for box in (tasks, results):
-            box.cancel_join_thread()
-            box.close()
-        for path in outputs:
-            _remove(path)
+    with _sigterm_as_exit():
+        try:
+            for _ in shares:
+                try:
+                    fd, path = tempfile.mkstemp(
+                        prefix=".urlvet-share-", suffix=".part", dir=temp_dir
+                    )
+                except OSError as exc:
+                    where = temp_dir or tempfile.gettempdir()
+                    raise UrlvetError(
+                        f"{where}: cannot create a temporary file for a share of the audit: "
+                        f"{exc.strerror or exc}"
+                    ) from None
+                os.close(fd)
+                outputs.append(path)
+            setup = _Setup(
+                shares=tuple(shares),
+                outputs=tuple(outputs),
+                policy=policy.model_dump(mode="json"),
+                options=worker_options,
+                fmt=fmt,
+                info=dataclasses.replace(info, rules=()),
+                fail_at=reporter.fail_at,
+                baseline=reporter.baseline,
+                collect_baseline=reporter.collected is not None,
+                parent=os.getpid(),
+            )
+            for index in range(len(shares)):
+                tasks.put(index)
+            for _ in range(jobs):
+                tasks.put(None)
+            for _ in range(jobs):
+                process = context.Process(target=_work, args=(setup, tasks, results), daemon=True)
+                process.start()
+                workers.append(process)
+            summary = _gather(results, workers, outputs, reporter, writer, progress)
+            for ended in workers:
+                ended.join()
+        finally:
+            for worker in workers:
+                if worker.is_alive():
+                    worker.terminate()
+            for worker in workers:
+                worker.join()
+            for box in (tasks, results):
+                box.cancel_join_thread()
+                box.close()
+            for path in outputs:
+                _remove(path)
     summary.elapsed = time.perf_counter() - started
     return summary
+
+
+@contextmanager
+def _sigterm_as_exit() -> Iterator[None]:
+    """SIGTERM (a CI timeout, say) ends the run through its cleanup (workers ended, temporary
+    files removed) instead of at once; as before after the block."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread can take signals
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def _gather(
