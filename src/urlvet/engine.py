@@ -231,8 +231,8 @@ class Vetter:
         """
         asked_by = as_server(server)
         resolver = self.resolver
-        if resolver is None and not message and self.prober is None:
-            plain = self._plain(url, asked_by)
+        if resolver is None and self.prober is None:
+            plain = self._plain(url, asked_by, message)
             if plain is not None:
                 return plain
         state = self._offline(url, asked_by, message)
@@ -253,8 +253,8 @@ class Vetter:
         """The asyncio twin of :meth:`vet`: DNS lookups do not block the event loop."""
         asked_by = as_server(server)
         resolver = self.resolver
-        if resolver is None and not message and self.prober is None:
-            plain = self._plain(url, asked_by)
+        if resolver is None and self.prober is None:
+            plain = self._plain(url, asked_by, message)
             if plain is not None:
                 return plain
         state = self._offline(url, asked_by, message)
@@ -285,10 +285,9 @@ class Vetter:
     ) -> Verdict:
         """Like :meth:`vet` but never resolves names nor probes, whatever the policy says."""
         asked_by = as_server(server)
-        if not message:
-            plain = self._plain(url, asked_by)
-            if plain is not None:
-                return plain
+        plain = self._plain(url, asked_by, message)
+        if plain is not None:
+            return plain
         return self._finish(self._offline(url, asked_by, message), None)
 
     def vet_destination(self, url: str, depth: int) -> Verdict:
@@ -311,10 +310,7 @@ class Vetter:
         verdict = cache.get(key)
         if verdict is None:
             verdict = self._finish(self._offline(url, None, None, depth), None)
-            with self._host_lock:
-                if len(cache) >= min(self._host_cache_size, DESTINATION_CACHE_SIZE):
-                    del cache[next(iter(cache))]
-                cache[key] = verdict
+            self._keep(cache, key, verdict, min(self._host_cache_size, DESTINATION_CACHE_SIZE))
         return verdict
 
     # -- internals ---------------------------------------------------------------------------
@@ -379,17 +375,25 @@ class Vetter:
                 for rule in rules
                 for hit in rule.check(view, ctx)
             )
-            with self._host_lock:
-                # First in, first out: the oldest host makes room (an audit's hosts come in
-                # runs; a log that cycles over more hosts than the cache holds only pays
-                # the rules again, as without a cache).
-                if len(cache) >= self._host_cache_size:
-                    del cache[next(iter(cache))]
-                cache[key] = found
+            self._keep(cache, key, found, self._host_cache_size)
         return found
 
-    def _plain(self, url: str | bytes, server: Server | None) -> Verdict | None:
-        """The verdict on a plain URL from its shape's, or None (see :meth:`plain_shape`)."""
+    def _keep(self, cache: dict[Any, Any], key: Any, value: Any, size: int) -> None:
+        """Put ``value`` in one of the Vetter's caches, first in, first out: the oldest entry
+        makes room (an audit's hosts come in runs; a log that cycles over more hosts than
+        the cache holds only pays the rules again, as without a cache)."""
+        with self._host_lock:
+            if len(cache) >= size:
+                del cache[next(iter(cache))]
+            cache[key] = value
+
+    def _plain(
+        self, url: str | bytes, server: Server | None, message: str | None = None
+    ) -> Verdict | None:
+        """The offline verdict on a plain URL from its shape's, or None (see
+        :meth:`plain_shape`); None with a message too, which the message rules read."""
+        if message:
+            return None
         found = self.plain_shape(url, server)
         if found is None:
             return None
@@ -414,10 +418,7 @@ class Vetter:
         plain = cache.get(key, _UNSEEN)
         if plain is _UNSEEN:
             plain = self._plain_shape(head, shape, server)
-            with self._host_lock:
-                if len(cache) >= self._host_cache_size:
-                    del cache[next(iter(cache))]
-                cache[key] = plain
+            self._keep(cache, key, plain, self._host_cache_size)
         if plain is None:
             return None
         return plain, tail

@@ -59,19 +59,6 @@ class RecordCache:
             k, r = data.popitem(last=False)
             self.used -= self.cost(k, r)
 
-    def add(self, key: Key, rec: Record) -> None:
-        """:meth:`put` for a key that is not in the cache."""
-        data = self.data
-        data[key] = rec
-        if rec.findings or key[2] or rec.href is key[0]:
-            self.used += self.cost(key, rec)
-        else:  # cost() of the usual record, inline: this runs for every new URL
-            self.used += self.OVERHEAD + len(key[0]) + len(rec.json) + len(rec.href or "")
-        if len(data) > self.size or self.used > self.budget:
-            while len(data) > 1 and (len(data) > self.size or self.used > self.budget):
-                k, r = data.popitem(last=False)
-                self.used -= self.cost(k, r)
-
     @classmethod
     def cost(cls, key: Key, rec: Record) -> int:
         """The estimated bytes an entry holds."""

@@ -555,7 +555,7 @@ def _loop(
             elif (rec := quick(key)) is not None:
                 # Made at once (a plain URL): cached as one vetted in a batch would be, with
                 # parts already shared with its shape's.
-                cache.add(key, rec)
+                cache.put(key, rec)
                 cache.misses += 1
             elif key not in fresh and key not in inflight:
                 fresh.add(key)
