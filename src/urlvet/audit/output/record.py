@@ -126,37 +126,54 @@ def _verdict_json(
 ) -> str:
     """The members of ``verdict.to_json_dict()``, as JSON without the braces.
 
-    Built from the fields directly: pydantic's dump costs more than the rest of the record.
-    A test keeps the two equal.
+    Built from the fields directly, as ``json.dumps`` writes them: pydantic's dump costs more
+    than the rest of the record, and so does ``json.dumps`` of the whole. A test keeps the
+    two equal.
     """
-    findings = []
-    for f, row in zip(verdict.findings, rows, strict=True):
+    tls = verdict.tls
+    return (
+        f'"url":{encode_basestring_ascii(url)},"href":{_json_text(href)}'
+        f',"decision":"{verdict.decision.value}"'
+        f',"findings":{_findings_json(verdict.findings, rows, secrets)}'
+        f',"host":{_json_text(verdict.host)},"host_unicode":{_json_text(verdict.host_unicode)}'
+        f',"host_kind":{_json_text(verdict.host_kind)}'
+        f',"registrable_domain":{_json_text(verdict.registrable_domain)}'
+        f',"server":{_json_text(verdict.server)}'
+        f',"tls":{"null" if tls is None else _json_value(tls.model_dump(mode="json"))}'
+    )
+
+
+def _findings_json(
+    findings: tuple[Finding, ...],
+    rows: tuple[FindingRow, ...],
+    secrets: set[str] | frozenset[str] | None,
+) -> str:
+    """The JSON array of ``findings``, their messages those of ``rows``; the evidence redacted
+    with ``secrets`` (None: not redacted)."""
+    if not findings:
+        return "[]"
+    enc = encode_basestring_ascii
+    items = []
+    for f, row in zip(findings, rows, strict=True):
         evidence: Any = f.evidence
         if secrets is not None and evidence:
             evidence = redact_data(evidence, secrets)
-        findings.append(
-            {
-                "code": f.code,
-                "name": f.name,
-                "severity": f.severity.value,
-                "message": row.message,
-                "evidence": evidence,
-                "cwe": f.cwe,
-            }
+        cwe = f.cwe
+        items.append(
+            f'{{"code":{enc(f.code)},"name":{enc(f.name)},"severity":"{f.severity.value}"'
+            f',"message":{enc(row.message)}'
+            f',"evidence":{_json_value(evidence) if evidence else "{}"}'
+            f',"cwe":{"null" if cwe is None else int(cwe)}}}'
         )
-    data = {
-        "url": url,
-        "href": href,
-        "decision": verdict.decision.value,
-        "findings": findings,
-        "host": verdict.host,
-        "host_unicode": verdict.host_unicode,
-        "host_kind": verdict.host_kind,
-        "registrable_domain": verdict.registrable_domain,
-        "server": verdict.server,
-        "tls": verdict.tls.model_dump(mode="json") if verdict.tls is not None else None,
-    }
-    return json.dumps(data, ensure_ascii=True, separators=(",", ":"), default=_json_default)[1:-1]
+    return "[" + ",".join(items) + "]"
+
+
+def _json_text(text: str | None) -> str:
+    return "null" if text is None else encode_basestring_ascii(text)
+
+
+def _json_value(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=_json_default)
 
 
 class RecordTemplate(NamedTuple):
@@ -243,15 +260,12 @@ class RecordTemplates:
         if not self.with_json:
             return RecordTemplate(base, href_head, "", "", "")
         enc = encode_basestring_ascii
-        host, host_unicode, domain = shape.host, shape.host_unicode, shape.registrable_domain
-        kind, server = shape.host_kind, shape.server
-        rest = (
+        rest = (  # as _verdict_json writes it
             f'","decision":"{shape.decision.value}","findings":{findings_json}'
-            f',"host":{"null" if host is None else enc(host)}'
-            f',"host_unicode":{"null" if host_unicode is None else enc(host_unicode)}'
-            f',"host_kind":{"null" if kind is None else enc(kind)}'
-            f',"registrable_domain":{"null" if domain is None else enc(domain)}'
-            f',"server":{"null" if server is None else enc(server)},"tls":null'
+            f',"host":{_json_text(shape.host)},"host_unicode":{_json_text(shape.host_unicode)}'
+            f',"host_kind":{_json_text(shape.host_kind)}'
+            f',"registrable_domain":{_json_text(shape.registrable_domain)}'
+            f',"server":{_json_text(shape.server)},"tls":null'
         )
         return RecordTemplate(
             base, href_head, '"url":' + enc(head)[:-1], '","href":' + enc(href_head)[:-1], rest
@@ -278,24 +292,7 @@ class RecordTemplates:
         )
         text = ""
         if self.with_json:
-            text = json.dumps(
-                [
-                    {
-                        "code": f.code,
-                        "name": f.name,
-                        "severity": f.severity.value,
-                        "message": row.message,
-                        "evidence": redact_data(f.evidence, frozenset())
-                        if redacting and f.evidence
-                        else f.evidence,
-                        "cwe": f.cwe,
-                    }
-                    for f, row in zip(findings, rows, strict=True)
-                ],
-                ensure_ascii=True,
-                separators=(",", ":"),
-                default=_json_default,
-            )
+            text = _findings_json(findings, rows, frozenset() if redacting else None)
             rows = tuple(r._replace(message="") for r in rows)
         if len(self._findings) < FINDINGS_KEPT:
             self._findings[id(findings)] = (findings, rows, text)
