@@ -274,6 +274,9 @@ def test_verdicts_the_engine_builds_equal_validated_ones() -> None:
                 assert rebuilt.model_fields_set == got.model_fields_set, url
                 assert type(got.decision) is type(rebuilt.decision), url
                 assert all(type(f) is Finding for f in got.findings), url
+                for f, r in zip(got.findings, rebuilt.findings, strict=True):
+                    assert f.model_fields_set == r.model_fields_set, url
+                    assert type(f.severity) is type(r.severity), url
 
 
 def test_the_engine_builds_the_context_a_check_context_would_be() -> None:

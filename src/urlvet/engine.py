@@ -481,7 +481,8 @@ class Vetter:
         if not findings:
             return findings
         table = self._plain_findings
-        key = repr([(f.code, f.severity, f.message, f.evidence) for f in findings])
+        # The severity's value rather than the member, whose repr is made in Python.
+        key = repr([(f.code, f.severity.value, f.message, f.evidence) for f in findings])
         kept = table.get(key)
         if kept is not None and kept == findings:
             return kept
@@ -596,18 +597,24 @@ class Vetter:
         return verdict
 
 
-# The models' own validators, called directly: the validation Verdict(...) and Finding(...) run,
-# without BaseModel.__init__'s keyword handling around it (a third of the cost of building
-# them, paid for every URL).
+# The model's own validator, called directly (the validation Verdict(...) runs, without
+# BaseModel.__init__'s keyword handling around it): for the one verdict with TLS facts.
 _validate_verdict = Verdict.__pydantic_validator__.validate_python
-_validate_finding = Finding.__pydantic_validator__.validate_python
 
 
 _UNSEEN: Any = object()
 
 
+_FINDING_FIELDS = frozenset(Finding.model_fields)
+
+
 def _finding(rule: Rule, hit: Hit, override: Severity | None) -> Finding:
-    finding: Finding = _validate_finding(
+    # Built as _built_verdict builds a verdict: every value is of its field's type (the
+    # rule's code, name and CWE, a Severity, the hit's text and a dict of its evidence).
+    finding: Finding = object.__new__(Finding)
+    object.__setattr__(
+        finding,
+        "__dict__",
         {
             "code": rule.code,
             "name": rule.name,
@@ -615,8 +622,11 @@ def _finding(rule: Rule, hit: Hit, override: Severity | None) -> Finding:
             "message": hit.message,
             "evidence": dict(hit.evidence),
             "cwe": rule.cwe,
-        }
+        },
     )
+    object.__setattr__(finding, "__pydantic_fields_set__", set(_FINDING_FIELDS))
+    object.__setattr__(finding, "__pydantic_extra__", None)
+    object.__setattr__(finding, "__pydantic_private__", None)
     return finding
 
 

@@ -220,13 +220,49 @@ def parse(raw: str, base: str | None = None) -> ParsedURL:
 # sizeable share of parsing a URL; the slots' own descriptors set them directly. The fields
 # are taken from the class, in order, so that the two cannot drift apart (a test builds both
 # ways and compares).
+# Unrolled rather than a loop over the setters, half the cost again; unpacking them here
+# fails at import should the class gain or lose a field.
 _SLOT_SETTERS = tuple(ParsedURL.__dict__[f.name].__set__ for f in fields(ParsedURL))
+(_S0, _S1, _S2, _S3, _S4, _S5, _S6, _S7, _S8, _S9, _S10, _S11, _S12, _S13, _S14, _S15) = (
+    _SLOT_SETTERS
+)
 
 
-def _new_parsed(*values: Any) -> ParsedURL:
+def _new_parsed(
+    v0: Any,
+    v1: Any,
+    v2: Any,
+    v3: Any,
+    v4: Any,
+    v5: Any,
+    v6: Any,
+    v7: Any,
+    v8: Any,
+    v9: Any,
+    v10: Any,
+    v11: Any,
+    v12: Any,
+    v13: Any,
+    v14: Any,
+    v15: Any,
+) -> ParsedURL:
     url: ParsedURL = object.__new__(ParsedURL)
-    for set_slot, value in zip(_SLOT_SETTERS, values, strict=True):
-        set_slot(url, value)
+    _S0(url, v0)
+    _S1(url, v1)
+    _S2(url, v2)
+    _S3(url, v3)
+    _S4(url, v4)
+    _S5(url, v5)
+    _S6(url, v6)
+    _S7(url, v7)
+    _S8(url, v8)
+    _S9(url, v9)
+    _S10(url, v10)
+    _S11(url, v11)
+    _S12(url, v12)
+    _S13(url, v13)
+    _S14(url, v14)
+    _S15(url, v15)
     return url
 
 
