@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 # Like the tests: if anything here forgot its nameservers, it must not reach a real resolver.
 os.environ["URLVET_NAMESERVERS"] = "127.0.0.1:1"
 
-from dnsserver import Blackhole, NsdServer, zone_files
+from support.dnsserver import Blackhole, NsdServer, zone_files
 from urlvet.resolve import Resolution, Resolver
 
 ZONE = "bench.test"

@@ -1,6 +1,6 @@
 """How much latency urlvet's guard adds to an MCP URL elicitation, over stdio.
 
-A real MCP server (tests/mcp_server.py, launched by the SDK over stdio) asks for a URL with
+A real MCP server (tests/support/mcp_server.py, launched by the SDK over stdio) asks for a URL with
 ``elicitation/create`` on every ``tools/call``; a real ``mcp.Client`` answers. Round trips
 alternate between a plain callback that accepts at once and ``guard_elicitation`` around a
 consent UI that accepts at once, so both see the same process, pipes and warm-up. Two figures:
@@ -12,7 +12,7 @@ consent UI that accepts at once, so both see the same process, pipes and warm-up
 
 Configurations: DNS off; DNS on against NSD on loopback with a new name each round trip (every
 lookup goes to the server); DNS on with one name (answered from the resolver's cache). NSD is
-started from tests/dnsserver.py when it is installed; otherwise the DNS rows are skipped.
+started from tests/support/dnsserver.py when it is installed; otherwise the DNS rows are skipped.
 
     python bench/guard_bench.py [--rounds 100] [--mode legacy|auto] [--json]
 """
@@ -132,7 +132,7 @@ def main() -> None:
         args.mode,
     )
 
-    from dnsserver import NsdServer, find_nsd, zone_files
+    from support.dnsserver import NsdServer, find_nsd, zone_files
 
     if find_nsd() is None:
         print("NSD not installed: DNS-on rows skipped (apt-get install nsd)", file=sys.stderr)

@@ -7,7 +7,7 @@ Two kinds of round trip, each timed from the client's send to the last byte of t
   must vet before the client sees it (and, with DNS on, resolve the URL's host against NSD on
   loopback, a new name every call, so that no answer comes from the resolver's cache).
 
-Servers: tests/jsonrpc_server.py over stdio (the proxy starts it) and tests/http_upstream.py
+Servers: tests/support/jsonrpc_server.py over stdio (the proxy starts it) and tests/support/http_upstream.py
 (Starlette on uvicorn) over HTTP. The client writes JSON lines itself (stdio) or posts with an
 httpx keep-alive client (HTTP), so that the figures are the proxy's, not a client SDK's. Direct
 and proxied round trips alternate one by one, so machine load falls on both alike. "Added" is
@@ -36,7 +36,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from proxy_harness import (  # noqa: E402
+from support.proxy_harness import (  # noqa: E402
     JSONRPC_SERVER,
     env,
     free_port,
@@ -217,7 +217,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         policies = {"off": Path(tmp) / "off.yaml"}
         policies["off"].write_text("dns: {enabled: false}\n")
-        from dnsserver import NsdServer, find_nsd, zone_files
+        from support.dnsserver import NsdServer, find_nsd, zone_files
 
         if find_nsd() is None:
             print("NSD not installed: DNS-on rows skipped (apt-get install nsd)", file=sys.stderr)

@@ -34,8 +34,8 @@ os.environ["URLVET_NAMESERVERS"] = "127.0.0.1:1"
 
 import trustme  # noqa: E402
 
-from dnsserver import NsdServer, zone_files  # noqa: E402
-from tlsserver import TlsServer  # noqa: E402
+from support.dnsserver import NsdServer, zone_files  # noqa: E402
+from support.tlsserver import TlsServer  # noqa: E402
 from urlvet.tls import Prober  # noqa: E402
 
 ADDRESS = "127.0.0.2"

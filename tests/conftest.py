@@ -15,13 +15,13 @@ os.environ["URLVET_NAMESERVERS"] = "127.0.0.1:1"
 os.environ["URLVET_CACHE_DIR"] = tempfile.mkdtemp(prefix="urlvet-test-cache-")
 
 
-# --- DNS servers on loopback (tests/dnsserver.py) ---------------------------------------------
+# --- DNS servers on loopback (tests/support/dnsserver.py) ---------------------------------------------
 
 from collections.abc import Iterator
 
 import pytest
 
-from dnsserver import NSD_INSTALL_HINT, Blackhole, NsdServer, find_nsd, in_ci
+from support.dnsserver import NSD_INSTALL_HINT, Blackhole, NsdServer, find_nsd, in_ci
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from corpora import CORPORA, OFFLINE, load
+from support import OFFLINE
+from support.corpora import CORPORA, load
 from urlvet import Policy, Vetter
 from urlvet.addresses import AddressClass, classify, in_networks, is_globally_reachable, table
 from urlvet.url import HostKind, InvalidURL, parse

@@ -12,16 +12,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from support import OFFLINE
 from urlvet.consent import CONTENT_SECURITY_POLICY, ConsentSummary, visible
-from urlvet.engine import Vetter
 from urlvet.findings import Decision
-from urlvet.policy import Policy
 from urlvet.server import Server, as_server
 
 SERVER = as_server("https://mcp.example.com/mcp", name="example-crm")
 assert SERVER is not None
 STDIO = Server(name="notes")
-VETTER = Vetter(Policy(dns={"enabled": False}))
+VETTER = OFFLINE
 
 INJECTION = (
     "<script>document.title='pwned'</script><img src=x onerror=\"document.title='pwned'\">"

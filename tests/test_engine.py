@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from corpora import CORPORA, OFFLINE
+from support import OFFLINE
+from support.corpora import CORPORA
 from urlvet import Policy, Verdict, Vetter
 from urlvet.checks.registry import rules as all_rules
 from urlvet.errors import InputError

@@ -1,4 +1,4 @@
-"""guard_elicitation end to end: a real MCP server (tests/mcp_server.py) and a real SDK client.
+"""guard_elicitation end to end: a real MCP server (tests/support/mcp_server.py) and a real SDK client.
 
 The server runs over stdio (a subprocess the client launches) and over streamable HTTP on
 127.0.0.1 (uvicorn in a subprocess on a free port). The client connects in both eras mcp 2.3
@@ -27,7 +27,7 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult, ErrorData
 
-import mcp_server
+from support import mcp_server
 from urlvet.consent import ConsentSummary
 from urlvet.engine import Vetter
 from urlvet.errors import InputError
@@ -38,7 +38,7 @@ from urlvet.server import Server
 
 pytestmark = pytest.mark.anyio
 
-SERVER_SCRIPT = Path(__file__).parent / "mcp_server.py"
+SERVER_SCRIPT = Path(__file__).parent / "support" / "mcp_server.py"
 SERVER_NAME = "urlvet-test"
 # The policy says this server only sends people to google.com: the sync URL gets a warning.
 VETTER = Vetter(Policy(dns={"enabled": False}, servers={SERVER_NAME: {"domains": ["google.com"]}}))

@@ -5,7 +5,7 @@ user_interaction.mdx, 2025-11-25/elicitation.mdx, 2026-07-28/elicitation.mdx and
 parsed with the expected shape, URLs and messages. Every message urlvet writes for them (hook
 responses, declines, rewritten requests with a warning, retried requests with inputResponses,
 JSON-RPC errors) is validated against the JSON Schema of its revision with jsonschema; the
-draft's additions come from a schema written from its text (tests/mcp_specs.py).
+draft's additions come from a schema written from its text (tests/support/mcp_specs.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft7Validator, Draft202012Validator
 
-from mcp_specs import DRAFT_TEXT, code_blocks, draft_validator, example_files, validator
+from support.mcp_specs import DRAFT_TEXT, code_blocks, draft_validator, example_files, validator
 from urlvet.engine import Vetter
 from urlvet.findings import Decision, Verdict
 from urlvet.mcp import (

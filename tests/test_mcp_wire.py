@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from urlvet.engine import Vetter
+from support import OFFLINE
 from urlvet.findings import Decision
 from urlvet.mcp import (
     INTERACTION_DECLINED,
@@ -28,9 +28,8 @@ from urlvet.mcp import (
     hook_lines,
     parse_message,
 )
-from urlvet.policy import Policy
 
-VETTER = Vetter(Policy(dns={"enabled": False}))
+VETTER = OFFLINE
 SERVER = "https://mcp.example.com/mcp"
 GOOD = "https://accounts.google.com/o/oauth2/v2/auth?client_id=crm"
 GOOD2 = "https://docs.example.com/connect"

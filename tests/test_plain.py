@@ -41,12 +41,21 @@ BLIND = {
     "UV212",  # whether the path is the root: the shape keeps that
     "UV213",  # URLs carried in the query
     "UV214",  # URLs carried in the query
+    "UV404",  # scheme, host and port, and whether the server is local
+    "UV406",  # redirect_uri parameters: URLs carried in the query
 }
+
+# The rules blind to a plain tail except on hosts that a trusted-third-party entry with a
+# path names (Rule.reads_plain_tail_on): trust in github.com/login/oauth depends on the path.
+BLIND_ON_SOME_HOSTS = {"UV401", "UV402", "UV403", "UV405"}
 
 
 def test_the_blind_rules_are_the_ones_reviewed() -> None:
     declared = {code for code, r in all_rules().items() if r.plain_tail and not r.per_host}
     assert declared == BLIND
+    some = {code for code, r in all_rules().items() if r.reads_plain_tail_on is not None}
+    assert some == BLIND_ON_SOME_HOSTS
+    assert not some & declared
 
 
 @pytest.mark.parametrize(
@@ -243,6 +252,78 @@ def test_a_rule_wrongly_declared_blind_is_caught() -> None:
     assert not _mismatches(policy, urls, (None,))
     with _declared_blind("UV211"):
         assert _mismatches(policy, urls, (None,))
+
+
+REMOTE = "https://mcp.example.com/mcp"
+TRUSTED_POLICY = {
+    **OFFLINE,
+    "trusted_third_parties": [
+        "github.com/login/oauth",
+        "accounts.google.com",
+        "*.okta.com/oauth2",
+        "*.auth0.com",
+    ],
+}
+TRUSTED_URLS = [
+    # a path-prefixed entry: the path decides, so these keep the ordinary path
+    "https://github.com/login/oauth/authorize?client_id=abc&state=xyz",
+    "https://github.com/login/oauthx",
+    "https://github.com/login/oauth",
+    "https://github.com/acme/tool/releases",
+    "https://github.com/",
+    "https://acme.okta.com/oauth2/v1/authorize?client_id=1",
+    "https://acme.okta.com/app/acme/sso",
+    # entries for the whole host: shared shapes
+    "https://accounts.google.com/o/oauth2/v2/auth?client_id=1&scope=email",
+    "https://accounts.google.com/signin",
+    "https://tenant.auth0.com/authorize?client_id=1",
+    "https://tenant.auth0.com/u/login",
+    # http: no entry applies
+    "http://github.com/login/oauth/authorize",
+    "http://github.com/acme",
+    # the server's own site, and another
+    "https://mcp.example.com/oauth/authorize?client_id=1",
+    "https://example-billing.net/pay/now",
+]
+
+
+def test_server_rules_agree_on_trusted_third_parties_with_and_without_paths() -> None:
+    bad = _mismatches(TRUSTED_POLICY, TRUSTED_URLS, (None, "stdio", REMOTE))
+    assert not bad, "\n".join(bad)
+    vetter = Vetter(Policy.model_validate(TRUSTED_POLICY))
+    codes = {u: set(vetter.vet_offline(u, REMOTE).codes) for u in TRUSTED_URLS}
+    assert "UV403" in codes["https://github.com/login/oauth/authorize?client_id=abc&state=xyz"]
+    assert "UV401" in codes["https://github.com/acme/tool/releases"]
+    assert "UV403" in codes["https://acme.okta.com/oauth2/v1/authorize?client_id=1"]
+    assert "UV401" in codes["https://acme.okta.com/app/acme/sso"]
+    assert "UV403" in codes["https://accounts.google.com/signin"]
+    assert "UV401" in codes["https://example-billing.net/pay/now"]
+    # Where a path decides trust, the head's shape is not shared; elsewhere it is.
+    shapes = {}
+    for (head, _, server), shape in vetter._plain_cache.items():
+        if server is not None:
+            shapes.setdefault(head, set()).add(shape is not None)
+    assert shapes["https://github.com"] == {False}
+    assert shapes["https://acme.okta.com"] == {False}
+    assert shapes["https://accounts.google.com"] == {True}
+    assert shapes["https://tenant.auth0.com"] == {True}
+    assert shapes["http://github.com"] == {True}
+
+
+def test_a_host_where_the_path_decides_trust_is_caught_if_shared() -> None:
+    # Without the condition, github.com's URLs would share the verdict of the first one
+    # seen: the comparison shows it.
+    urls = ["https://github.com/acme/tool", "https://github.com/login/oauth/authorize"]
+    assert not _mismatches(TRUSTED_POLICY, urls, (REMOTE,))
+    rules = [all_rules()[code] for code in sorted(BLIND_ON_SOME_HOSTS)]
+    before = [r.reads_plain_tail_on for r in rules]
+    for r in rules:
+        object.__setattr__(r, "reads_plain_tail_on", lambda url, settings: False)
+    try:
+        assert _mismatches(TRUSTED_POLICY, urls, (REMOTE,))
+    finally:
+        for r, b in zip(rules, before, strict=True):
+            object.__setattr__(r, "reads_plain_tail_on", b)
 
 
 # --- the audit's records --------------------------------------------------------------------

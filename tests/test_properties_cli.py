@@ -16,14 +16,13 @@ from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from urlvet import Policy, Vetter
+from support import OFFLINE
 from urlvet.cli import main
 from urlvet.consent import ConsentSummary, summarize
 from urlvet.errors import InputError, PolicyError
 from urlvet.mcp import HookAnswer, answer, answer_line, hook_lines
 from urlvet.policy import load_policy
 
-OFFLINE = Vetter(Policy(dns={"enabled": False}))
 SETTINGS = settings(
     max_examples=int(os.environ.get("URLVET_PROPERTY_EXAMPLES", "60")),
     deadline=None,

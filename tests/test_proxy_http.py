@@ -1,6 +1,6 @@
 """``urlvet proxy --upstream URL --listen HOST:PORT``: headers, SSE streams, retries and faults.
 
-The upstream is tests/http_upstream.py, a scripted Streamable HTTP endpoint that records what it
+The upstream is tests/support/http_upstream.py, a scripted Streamable HTTP endpoint that records what it
 receives; the client is httpx, posting as an MCP client posts. The SDK client through the HTTP
 proxy is in test_proxy_sdk.py.
 """
@@ -17,13 +17,13 @@ from typing import Any
 import httpx
 import pytest
 
-from proxy_harness import free_port, http_proxy, running
+from support.proxy_harness import free_port, http_proxy, running
 from urlvet.mcp.answers import URL_BLOCKED
 from urlvet.mcp.proxy.http import UPSTREAM_FAILED
 
 BLOCKED = "https://google.com@evil.example/"
 ALLOWED = "https://example.com/x"
-UPSTREAM_SCRIPT = Path(__file__).parent / "http_upstream.py"
+UPSTREAM_SCRIPT = Path(__file__).parent / "support" / "http_upstream.py"
 HEADERS = {
     "accept": "application/json, text/event-stream",
     "content-type": "application/json",

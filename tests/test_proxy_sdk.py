@@ -1,4 +1,4 @@
-"""``urlvet proxy`` between a real SDK client and a real SDK server (tests/mcp_server.py).
+"""``urlvet proxy`` between a real SDK client and a real SDK server (tests/support/mcp_server.py).
 
 The client is the Python SDK's own ``mcp.Client`` with a plain elicitation callback that records
 what it is shown and accepts: it knows nothing of urlvet. It reaches the server through the
@@ -20,8 +20,8 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
 
-import mcp_server
-from proxy_harness import (
+from support import mcp_server
+from support.proxy_harness import (
     SDK_SERVER,
     SERVER_NAME,
     env,

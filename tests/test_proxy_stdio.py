@@ -1,6 +1,6 @@
 """``urlvet proxy -- COMMAND``: the wire, byte for byte, and the faults, with a scripted server.
 
-The server is tests/jsonrpc_server.py, a hand-written JSON-RPC server the test scripts through
+The server is tests/support/jsonrpc_server.py, a hand-written JSON-RPC server the test scripts through
 ``test/send`` (write these lines verbatim) and ``test/received`` (what it has read): it sends the
 draft's shapes, malformed and over-long lines, big results and input_required results the SDK
 cannot. The client is this test, talking JSON lines to the real proxy command's stdin/stdout.
@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from mcp_specs import DRAFT_TEXT, code_blocks
-from proxy_harness import JSONRPC_SERVER, env, proxy_command
+from support.mcp_specs import DRAFT_TEXT, code_blocks
+from support.proxy_harness import JSONRPC_SERVER, env, proxy_command
 from urlvet.mcp.answers import URL_BLOCKED
 
 BLOCKED = "https://google.com@evil.example/"

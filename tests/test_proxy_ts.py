@@ -3,7 +3,7 @@
 The client is tests/ts/client.mjs on ``@modelcontextprotocol/sdk`` from npm (locked in
 tests/ts/package-lock.json; tests/run installs it with ``npm ci``). It speaks 2025-11-25 and
 knows nothing of urlvet: it accepts every elicitation it is shown and reports them. The server
-is tests/mcp_server.py over stdio, started by the proxy.
+is tests/support/mcp_server.py over stdio, started by the proxy.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-import mcp_server
-from proxy_harness import SDK_SERVER, SERVER_NAME, env, proxy_command, write_policy
+from support import mcp_server
+from support.proxy_harness import SDK_SERVER, SERVER_NAME, env, proxy_command, write_policy
 from urlvet.mcp.answers import URL_BLOCKED
 
 TS_DIR = Path(__file__).parent / "ts"

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dnsserver import Blackhole, CountingRelay, ScriptedServer, reply_to
+from support.dnsserver import Blackhole, CountingRelay, ScriptedServer, reply_to
 from urlvet.errors import InputError
 from urlvet.resolve import FAILURE_TTL, Resolution, Resolver, _parse_reply, parse_nameservers
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from corpora import load
+from support.corpora import load
 from urlvet import Policy
 from urlvet.checks import registry
 from urlvet.checks.base import CheckContext, Rule, missing_sections, rule

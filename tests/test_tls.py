@@ -1,6 +1,6 @@
 """The TLS handshake probe (UV601-UV607) and the HSTS preload knowledge (UV101).
 
-Real TLS servers on loopback (tests/tlsserver.py) with certificates made here by trustme and
+Real TLS servers on loopback (tests/support/tlsserver.py) with certificates made here by trustme and
 cryptography; the names point at them through the NSD fixture (tests/dns/zone/
 tlsprobe.test.zone). The policy lets the probe reach 127.0.0.2 only: the servers on
 127.0.0.3 record every connection, and must see none. Every server records the bytes it
@@ -22,7 +22,7 @@ import pytest
 import trustme
 from click.testing import CliRunner
 
-from tlsserver import TlsServer, legacy_tls_supported, self_signed
+from support.tlsserver import TlsServer, legacy_tls_supported, self_signed
 from urlvet import Decision, Policy, PolicyError, Severity, Vetter, load_policy
 from urlvet.cli import main
 from urlvet.findings import Verdict
@@ -757,7 +757,7 @@ def _through_proxy(options: list[str], elicit_url: str) -> tuple[list[Any], list
     import subprocess
     import sys
 
-    from proxy_harness import JSONRPC_SERVER, env, proxy_command
+    from support.proxy_harness import JSONRPC_SERVER, env, proxy_command
 
     cmd = proxy_command(*options, command=[sys.executable, str(JSONRPC_SERVER)])
     elicit = {

@@ -17,7 +17,8 @@ from urllib.parse import quote
 
 import pytest
 
-from corpora import CORPORA, OFFLINE, load
+from support import OFFLINE
+from support.corpora import CORPORA, load
 from urlvet import psl
 from urlvet.url import (
     MAX_CARRIED,

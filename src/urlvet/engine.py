@@ -11,7 +11,7 @@ to an address DNS approved.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -19,6 +19,7 @@ from urlvet.checks.addresses import NEVER_RESOLVED_TLDS
 from urlvet.checks.base import (
     MAX_REDIRECT_HOPS,
     CheckContext,
+    CheckSettings,
     Hit,
     Rule,
     host_view,
@@ -42,6 +43,10 @@ DESTINATION_CACHE_SIZE = 1024
 none when it is 0)."""
 PLAIN_FINDINGS_KEPT = 8192
 """Distinct tuples of findings the plain shapes of a Vetter share (see _shared_findings)."""
+
+TailCondition = Callable[[ParsedURL, CheckSettings], bool]
+"""A rule's :attr:`~urlvet.checks.base.Rule.reads_plain_tail_on`."""
+
 HOST_CACHE_SIZE = 65_536
 """How many (host, server) pairs a Vetter keeps the per-host findings of. An entry is a tuple
 of findings, empty for most hosts: 65,536 of them take a few tens of megabytes at most."""
@@ -130,6 +135,7 @@ class Vetter:
         "_host_lock",
         "_host_rules",
         "_plain_cache",
+        "_plain_conditions",
         "_plain_findings",
         "_plain_kinds",
         "_plain_limit",
@@ -147,6 +153,7 @@ class Vetter:
     _plain_cache: dict[tuple[str, str, Server | None], PlainShape | None]
     _plain_findings: dict[str, tuple[Finding, ...]]
     _plain_kinds: frozenset[tuple[HostKind, bool]]
+    _plain_conditions: dict[tuple[HostKind, bool], tuple[TailCondition, ...]]
     _plain_limit: int
 
     def __init__(
@@ -179,21 +186,26 @@ class Vetter:
         # URL is judged by the verdict on its head with a representative tail: one full vet
         # per (head, shape, server), the per-host idea carried over to the whole URL. Only
         # with the caches on (0 keeps every URL on the ordinary path, the reference).
+        # A rule blind on most hosts only names the hosts where it is not
+        # (Rule.reads_plain_tail_on): a shape on one of those is not shared.
         settings = compiled.settings
         blind_raw = all(r.blind_to_plain_tail(settings) for r in compiled.rules_raw)
-        plain_kinds = frozenset(
-            (kind, has_server)
-            for kind in HostKind
-            for has_server in (False, True)
-            if cached
-            and blind_raw
-            and all(
-                r.blind_to_plain_tail(settings)
-                for r in compiled.rules_url
-                if r.applies_to(kind, has_server)
-            )
-        )
-        object.__setattr__(self, "_plain_kinds", plain_kinds)
+        plain_conditions: dict[tuple[HostKind, bool], tuple[TailCondition, ...]] = {}
+        for kind in HostKind:
+            for has_server in (False, True):
+                fit = [r for r in compiled.rules_url if r.applies_to(kind, has_server)]
+                some = [r for r in fit if r.blind_to_plain_tail_on_some_hosts(settings)]
+                if (
+                    cached
+                    and blind_raw
+                    and all(r.blind_to_plain_tail(settings) or r in some for r in fit)
+                ):
+                    # Each condition once (the server rules share theirs).
+                    plain_conditions[kind, has_server] = tuple(
+                        {r.reads_plain_tail_on: None for r in some if r.reads_plain_tail_on}
+                    )
+        object.__setattr__(self, "_plain_kinds", frozenset(plain_conditions))
+        object.__setattr__(self, "_plain_conditions", plain_conditions)
         object.__setattr__(self, "_plain_cache", {})
         object.__setattr__(self, "_plain_findings", {})
         object.__setattr__(self, "_plain_limit", min(PARSE_LIMIT, settings.max_url_length))
@@ -454,11 +466,13 @@ class Vetter:
         fire on its kind of host is blind to a plain tail."""
         state = self._offline(head + shape, server, None)
         url = state.url
-        if (
-            url is None
-            or (url.host_kind, server is not None) not in self._plain_kinds
-            or not url.href.endswith(shape)
-        ):
+        if url is None or not url.href.endswith(shape):
+            return None
+        conditions = self._plain_conditions.get((url.host_kind, server is not None))
+        if conditions is None:
+            return None
+        settings = self._compiled.settings
+        if any(reads_tail(url, settings) for reads_tail in conditions):
             return None
         v = self._finish(state, None)
         return PlainShape(

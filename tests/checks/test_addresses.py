@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from corpora import OFFLINE
+from support import OFFLINE, codes
 from urlvet import Decision, Policy, Vetter
 from urlvet.checks.addresses import embedded_addresses, raw_host
-
-
-def codes(url: str, server: str | None = None, vetter: Vetter = OFFLINE) -> set[str]:
-    return set(vetter.vet(url, server).codes)
 
 
 def decision(url: str, server: str | None = None, vetter: Vetter = OFFLINE) -> str:

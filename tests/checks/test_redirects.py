@@ -9,7 +9,8 @@ from urllib.parse import quote
 
 import pytest
 
-from corpora import OFFLINE
+import support
+from support import OFFLINE
 from urlvet import Decision, Policy, Vetter, load_policy
 from urlvet.checks.base import MAX_REDIRECT_HOPS
 
@@ -17,7 +18,8 @@ REMOTE = "https://mcp.example.com/mcp"
 
 
 def codes(url: str, server: str | None = "stdio", vetter: Vetter = OFFLINE) -> set[str]:
-    return set(vetter.vet(url, server).codes)
+    """The codes of ``url`` as a stdio server's request (these rules read no server)."""
+    return support.codes(url, server, vetter)
 
 
 def bing(target: str) -> str:

@@ -7,8 +7,15 @@ import ipaddress
 
 import pytest
 
-from dnscases import DNS_ONLY_CASES, NOT_DNS_ONLY, codes, corpus_hosts, dns_hits, hosts_of
-from dnsserver import CountingRelay
+from support.dnscases import (
+    DNS_ONLY_CASES,
+    NOT_DNS_ONLY,
+    corpus_hosts,
+    dns_codes,
+    dns_hits,
+    hosts_of,
+)
+from support.dnsserver import CountingRelay
 from urlvet.checks.base import CheckContext, CheckSettings, defined_rules, missing_sections
 from urlvet.checks.resolution import internal_name_reason
 from urlvet.findings import Severity
@@ -60,30 +67,30 @@ def resolver(nsd: tuple[str, int]) -> Resolver:
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_zone_case_raises_exactly_the_expected_codes(resolver: Resolver, name: str) -> None:
     res = resolver.resolve(f"{name}.{Z}")
-    assert codes(res, SETTINGS) == EXPECTED[name], res
+    assert dns_codes(res, SETTINGS) == EXPECTED[name], res
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_async_answers_raise_the_same_codes(nsd: tuple[str, int], name: str) -> None:
     res = asyncio.run(Resolver([nsd]).aresolve(f"{name}.{Z}"))
-    assert codes(res, SETTINGS) == EXPECTED[name]
+    assert dns_codes(res, SETTINGS) == EXPECTED[name]
 
 
 def test_timeout_is_reported(blackhole_ns: tuple[str, int]) -> None:
     res = Resolver([blackhole_ns], timeout=0.3).resolve(f"public.{Z}")
-    assert codes(res, SETTINGS) == {"UV224"}
+    assert dns_codes(res, SETTINGS) == {"UV224"}
 
 
 def test_private_answer_beside_a_timeout_still_blocks(nsd: tuple[str, int]) -> None:
     # The AAAA query is never answered; the A answer holds a private address.
     with CountingRelay(nsd, drop=frozenset({"AAAA"})) as relay:
         res = Resolver([relay.address], timeout=0.3).resolve(f"mixed.{Z}")
-    assert codes(res, SETTINGS) == {"UV220", "UV224"}
+    assert dns_codes(res, SETTINGS) == {"UV220", "UV224"}
 
 
 def test_closed_nameserver_port_is_a_lookup_failure() -> None:
     res = Resolver().resolve(f"public.{Z}")  # conftest's guard: 127.0.0.1:1
-    assert codes(res, SETTINGS) == {"UV223"}
+    assert dns_codes(res, SETTINGS) == {"UV223"}
 
 
 # -- the SSRF corpus ---------------------------------------------------------------------------
@@ -91,7 +98,7 @@ def test_closed_nameserver_port_is_a_lookup_failure() -> None:
 
 @pytest.mark.parametrize("case", DNS_ONLY_CASES, ids=hosts_of(DNS_ONLY_CASES))
 def test_dns_only_corpus_payload_is_blocked(resolver: Resolver, case: object) -> None:
-    from dnscases import DnsOnlyCase
+    from support.dnscases import DnsOnlyCase
 
     assert isinstance(case, DnsOnlyCase)
     res = resolver.resolve(case.host)
@@ -115,7 +122,7 @@ def test_corpus_hosts_are_all_classified() -> None:
 
 def test_rebinding_service_is_caught_by_both_address_and_ttl(resolver: Resolver) -> None:
     res = resolver.resolve("make-1.2.3.4-rebind-169.254-169.254-rr.1u.ms")
-    assert codes(res, SETTINGS) == {"UV220", "UV226"}
+    assert dns_codes(res, SETTINGS) == {"UV220", "UV226"}
     message = dns_hits(res, SETTINGS)["UV220"][0].message
     assert "1.2.3.4" in message
     assert "rebinding" in message
@@ -131,12 +138,12 @@ def nets(*cidrs: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ..
 @pytest.mark.parametrize("name", ["private-10", "mapped-private", "mixed", "to-corp"])
 def test_allowed_network_silences_private_answers(resolver: Resolver, name: str) -> None:
     settings = CheckSettings(allowed_networks=nets("10.0.0.0/8"))
-    assert "UV220" not in codes(resolver.resolve(f"{name}.{Z}"), settings)
+    assert "UV220" not in dns_codes(resolver.resolve(f"{name}.{Z}"), settings)
 
 
 def test_allowed_network_does_not_cover_other_private_ranges(resolver: Resolver) -> None:
     settings = CheckSettings(allowed_networks=nets("10.0.0.0/8"))
-    assert "UV220" in codes(resolver.resolve(f"private-192.{Z}"), settings)
+    assert "UV220" in dns_codes(resolver.resolve(f"private-192.{Z}"), settings)
 
 
 def test_blocked_network_blocks_a_public_answer(resolver: Resolver) -> None:
@@ -171,12 +178,12 @@ def test_cloud_metadata_answer_names_the_danger(resolver: Resolver) -> None:
 
 
 def test_no_resolution_means_no_dns_findings() -> None:
-    assert codes(None, SETTINGS) == set()
+    assert dns_codes(None, SETTINGS) == set()
 
 
 def test_short_ttl_without_addresses_is_not_reported() -> None:
     res = Resolution("x.example", "no-answer", (), (), 0)
-    assert "UV226" not in codes(res, SETTINGS)
+    assert "UV226" not in dns_codes(res, SETTINGS)
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from corpora import OFFLINE
+import support
+from support import OFFLINE
 from urlvet import InputError, Policy, Server, Vetter
 from urlvet.server import as_server
 
@@ -13,7 +14,8 @@ SERVER_RULES = {"UV401", "UV402", "UV403", "UV404", "UV405", "UV406"}
 
 
 def codes(url: str, server: Server | str | None = REMOTE, vetter: Vetter = OFFLINE) -> set[str]:
-    return set(vetter.vet(url, server).codes) & SERVER_RULES
+    """The server rules' codes of ``url`` asked for by ``server`` (a remote one by default)."""
+    return support.codes(url, server, vetter) & SERVER_RULES
 
 
 # -- UV401 cross-site-from-server ------------------------------------------------------------

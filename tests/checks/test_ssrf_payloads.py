@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from corpora import OFFLINE, load
+from support import OFFLINE
+from support.corpora import load
 
 PAYLOADS: list[dict[str, Any]] = load("ssrf/ssrf_payloads.json")
 

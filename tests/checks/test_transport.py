@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from corpora import OFFLINE
+from support import OFFLINE, codes
 from urlvet import Policy, Vetter
 from urlvet.text import hidden_characters
-
-
-def codes(url: str, server: str | None = None, vetter: Vetter = OFFLINE) -> set[str]:
-    return set(vetter.vet(url, server).codes)
-
 
 # -- UV100 unparseable-url -------------------------------------------------------------------
 

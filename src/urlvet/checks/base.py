@@ -217,6 +217,11 @@ class Rule:
     that shape. A callable decides from the policy's settings (a rule that reads the whole URL
     only when the policy lists URLs, say). Per-host rules are blind to the tail by
     construction. A rule that is not keeps the URLs it applies to on the ordinary path."""
+    reads_plain_tail_on: Callable[[ParsedURL, CheckSettings], bool] | None = None
+    """For a ``url`` rule that is blind to a plain tail on most hosts only: True for a URL
+    (a head with a representative tail) whose host is one where the rule reads the tail, so
+    that the URLs of that head keep the ordinary path (a trusted third party trusted on some
+    paths of its host only, say). The rule counts as blind everywhere else."""
 
     def blind_to_plain_tail(self, settings: CheckSettings) -> bool:
         """True when this rule's hits cannot tell a plain tail from its representative."""
@@ -225,6 +230,11 @@ class Rule:
         if callable(self.plain_tail):
             return bool(self.plain_tail(settings))
         return self.plain_tail
+
+    def blind_to_plain_tail_on_some_hosts(self, settings: CheckSettings) -> bool:
+        """True when this rule is blind to a plain tail except on the hosts that
+        :attr:`reads_plain_tail_on` picks out (and not blind everywhere)."""
+        return self.reads_plain_tail_on is not None and not self.blind_to_plain_tail(settings)
 
     def applies_to(self, host_kind: HostKind, has_server: bool) -> bool:
         """False when the rule cannot fire on such a URL, so the engine need not run it (the
@@ -260,6 +270,7 @@ def rule(
     needs_server: bool = False,
     per_host: bool = False,
     plain_tail: bool | Callable[[CheckSettings], bool] = False,
+    reads_plain_tail_on: Callable[[ParsedURL, CheckSettings], bool] | None = None,
 ) -> Callable[[CheckFn], CheckFn]:
     """Register a check under ``code``. Its docstring is the rule's documentation.
 
@@ -267,7 +278,9 @@ def rule(
     :meth:`Rule.applies_to`); the engine skips the rule for the others. ``per_host`` declares
     that its hits depend on the host, the server and the policy only (see
     :attr:`Rule.per_host`); the engine then computes them once per host. ``plain_tail``
-    declares that its hits ignore a plain tail (see :attr:`Rule.plain_tail`).
+    declares that its hits ignore a plain tail (see :attr:`Rule.plain_tail`), and
+    ``reads_plain_tail_on`` that they do except on the URLs it picks out (see
+    :attr:`Rule.reads_plain_tail_on`).
     """
     if per_host and kind != "url":
         raise ValueError(f"{code}: only a url rule can be per_host")
@@ -291,6 +304,7 @@ def rule(
             needs_server=needs_server,
             per_host=per_host,
             plain_tail=plain_tail,
+            reads_plain_tail_on=reads_plain_tail_on,
         )
         return fn
 

@@ -9,6 +9,7 @@ from urlvet.checks.base import (
     DOMAIN_HOSTS,
     IP_HOSTS,
     CheckContext,
+    CheckSettings,
     Hit,
     carried,
     clip,
@@ -28,9 +29,30 @@ from urlvet.url import (
 
 def trusted_third_party(url: ParsedURL, ctx: CheckContext) -> str | None:
     """The policy entry that vouches for this URL as a trusted third party, or None."""
-    table = ctx.settings.trusted_third_parties
+    for key, prefix in _trusted_entries(url, ctx.settings):
+        if (
+            not prefix
+            or url.pathname == prefix
+            or url.pathname.startswith(prefix.rstrip("/") + "/")
+        ):
+            return key + prefix
+    return None
+
+
+def path_decides_trust(url: ParsedURL, settings: CheckSettings) -> bool:
+    """True when a trusted-third-party entry for the URL's host names a path: whether a URL
+    on that host is trusted then depends on its path (``github.com/login/oauth``), so the
+    server rules read the path there (see :attr:`urlvet.checks.base.Rule.reads_plain_tail_on`).
+    """
+    return any(prefix for _, prefix in _trusted_entries(url, settings))
+
+
+def _trusted_entries(url: ParsedURL, settings: CheckSettings) -> Iterator[tuple[str, str]]:
+    """(key, path prefix) of each trusted-third-party entry for the URL's host: the host
+    itself, then "*.parent" for each parent, longest first."""
+    table = settings.trusted_third_parties
     if not table or url.host_kind is not HostKind.DOMAIN or url.scheme != "https":
-        return None
+        return
     host = url.host.rstrip(".").lower()
     # The host itself, then "*.parent" for each parent, longest first; walked with slices
     # rather than a list, as up to four rules ask for every URL.
@@ -42,21 +64,16 @@ def trusted_third_party(url: ParsedURL, ctx: CheckContext) -> str | None:
     else:
         dot = first_parent_dot(host)
         if dot < 0:
-            return None
+            return
         key = "*." + host[dot + 1 :]
         dot = host.find(".", dot + 1)
     while True:
         prefixes = table.get(key)
         if prefixes is not None:
             for prefix in prefixes:
-                if (
-                    not prefix
-                    or url.pathname == prefix
-                    or url.pathname.startswith(prefix.rstrip("/") + "/")
-                ):
-                    return key + prefix
+                yield key, prefix
         if dot < 0:
-            return None
+            return
         key = "*." + host[dot + 1 :]
         dot = host.find(".", dot + 1)
 
@@ -79,6 +96,7 @@ def _expected_domains(ctx: CheckContext) -> frozenset[str] | None:
     cwe=601,
     hosts=DOMAIN_HOSTS | IP_HOSTS,
     needs_server=True,
+    reads_plain_tail_on=path_decides_trust,
 )
 def cross_site_from_server(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """The URL's site is not the site of the remote server that asked for it.
@@ -119,6 +137,7 @@ def cross_site_from_server(url: ParsedURL | None, ctx: CheckContext) -> Iterator
     cwe=451,
     hosts=DOMAIN_HOSTS,
     needs_server=True,
+    reads_plain_tail_on=path_decides_trust,
 )
 def server_domain_embedded(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """The server's own domain written inside a host that belongs to someone else.
@@ -184,7 +203,14 @@ def _under_any(host: str, domains: frozenset[str]) -> bool:
     return host_matches(host, domains) is not None
 
 
-@rule("UV403", "trusted-third-party", Severity.INFO, hosts=DOMAIN_HOSTS, needs_server=True)
+@rule(
+    "UV403",
+    "trusted-third-party",
+    Severity.INFO,
+    hosts=DOMAIN_HOSTS,
+    needs_server=True,
+    reads_plain_tail_on=path_decides_trust,
+)
 def trusted_third_party_rule(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """The URL is on a third party the policy trusts, such as an identity provider.
 
@@ -215,7 +241,7 @@ def trusted_third_party_rule(url: ParsedURL | None, ctx: CheckContext) -> Iterat
     )
 
 
-@rule("UV404", "local-callback", Severity.INFO, needs_server=True)
+@rule("UV404", "local-callback", Severity.INFO, needs_server=True, plain_tail=True)
 def local_callback(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A local server sends the user to a page on this computer.
 
@@ -239,7 +265,14 @@ def local_callback(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
         )
 
 
-@rule("UV405", "unexpected-domain-for-server", Severity.MEDIUM, cwe=601, needs_server=True)
+@rule(
+    "UV405",
+    "unexpected-domain-for-server",
+    Severity.MEDIUM,
+    cwe=601,
+    needs_server=True,
+    reads_plain_tail_on=path_decides_trust,
+)
 def unexpected_domain_for_server(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """The URL is outside the domains the policy expects from this server.
 
@@ -279,6 +312,7 @@ def unexpected_domain_for_server(url: ParsedURL | None, ctx: CheckContext) -> It
     cwe=601,
     hosts=DOMAIN_HOSTS,
     needs_server=True,
+    plain_tail=True,
 )
 def sign_in_redirect_off_site(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A sign-in on another site whose grant comes back to neither the server nor this computer.

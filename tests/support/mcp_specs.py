@@ -14,7 +14,7 @@ from typing import Any
 
 from jsonschema import Draft7Validator, Draft202012Validator
 
-SPECS = Path(__file__).resolve().parents[1].parent / "shared" / "specs"
+SPECS = Path(__file__).resolve().parents[3] / "shared" / "specs"
 DRAFT_TEXT = "draft-user-interaction/000_a4b9f737ef0799a4.txt"
 DRAFT_PAGE = "docs/specification/draft/client/user_interaction.mdx"
 

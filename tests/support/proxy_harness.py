@@ -28,7 +28,7 @@ PROXY = [sys.executable, "-c", "from urlvet.cli import main; main()", "proxy"]
 def env() -> dict[str, str]:
     """The environment for subprocesses: this one, with urlvet's sources first on the path."""
     out = dict(os.environ)
-    src = str(HERE.parent / "src")
+    src = str(HERE.parents[1] / "src")
     out["PYTHONPATH"] = os.pathsep.join(p for p in (src, out.get("PYTHONPATH")) if p)
     out.setdefault("URLVET_NAMESERVERS", "127.0.0.1:1")
     return out
@@ -84,7 +84,7 @@ def running(cmd: Sequence[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
 
 @contextmanager
 def sdk_http_server() -> Iterator[str]:
-    """tests/mcp_server.py over Streamable HTTP on 127.0.0.1: its endpoint URL."""
+    """tests/support/mcp_server.py over Streamable HTTP on 127.0.0.1: its endpoint URL."""
     port = free_port()
     with running([sys.executable, str(SDK_SERVER), "http", str(port)], port):
         yield f"http://127.0.0.1:{port}/mcp"

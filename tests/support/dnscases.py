@@ -17,7 +17,7 @@ from pathlib import Path
 
 from urlvet.checks.base import CheckContext, CheckSettings, Hit, defined_rules
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+SHARED = Path(__file__).resolve().parents[3] / "shared"
 """The shared folder beside the repository (in CI too, where a copy lies beside the clone)."""
 SSRF_CORPUS = SHARED / "corpora" / "ssrf"
 
@@ -188,7 +188,7 @@ def dns_hits(resolution: object, settings: CheckSettings | None = None) -> dict[
     return fired
 
 
-def codes(resolution: object, settings: CheckSettings | None = None) -> set[str]:
+def dns_codes(resolution: object, settings: CheckSettings | None = None) -> set[str]:
     """The codes of the dns rules that fire on a resolution."""
     return set(dns_hits(resolution, settings))
 

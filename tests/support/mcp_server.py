@@ -1,7 +1,7 @@
 """A real MCP server, built with the SDK's MCPServer, whose tools ask the client to open URLs.
 
-Run as ``python tests/mcp_server.py stdio`` (the client launches it as a subprocess) or
-``python tests/mcp_server.py http PORT`` (streamable HTTP on 127.0.0.1:PORT, path ``/mcp``).
+Run as ``python tests/support/mcp_server.py stdio`` (the client launches it as a subprocess) or
+``python tests/support/mcp_server.py http PORT`` (streamable HTTP on 127.0.0.1:PORT, path ``/mcp``).
 
 The tools speak both eras the SDK offers. On a 2025-11-25 session (the ``initialize``
 handshake) they send standalone ``elicitation/create`` requests and the ``-32042`` error; on a

@@ -10,12 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from urlvet import Policy, Vetter
-
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
-
-OFFLINE = Vetter(Policy(dns={"enabled": False}))
-"""The default policy with DNS off: what every offline test vets with."""
+CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
 
 
 def load(relative: str) -> Any:

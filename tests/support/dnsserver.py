@@ -33,7 +33,7 @@ import dns.rcode
 import dns.rdatatype
 import dns.rrset
 
-ZONE_DIR = Path(__file__).parent / "dns" / "zone"
+ZONE_DIR = Path(__file__).resolve().parents[1] / "dns" / "zone"
 NSD_INSTALL_HINT = (
     "NSD is needed for the DNS tests (a real authoritative server on loopback): "
     "install the Debian package with `apt-get install nsd` (binary /usr/sbin/nsd)."

@@ -1,6 +1,6 @@
 """A scripted Streamable HTTP endpoint (Starlette on uvicorn), for what the SDK server cannot send.
 
-``python tests/http_upstream.py PORT`` serves ``http://127.0.0.1:PORT/mcp``:
+``python tests/support/http_upstream.py PORT`` serves ``http://127.0.0.1:PORT/mcp``:
 
 - every request to ``/mcp`` is recorded (method, headers, body) and ``GET /received`` returns
   the records as JSON;
