@@ -22,6 +22,7 @@ from urlvet import Policy, Verdict, Vetter
 from urlvet.checks.registry import rules as all_rules
 from urlvet.errors import InputError
 from urlvet.evaluate import default_corpus_files, load_cases
+from urlvet.findings import Finding
 from urlvet.url import HostKind, InvalidURL, parse
 
 SERVERS: tuple[str | None, ...] = (None, "stdio", "https://mcp.paypal.com/sse")
@@ -256,3 +257,47 @@ def test_vet_many_refuses_a_malformed_server_at_once() -> None:
 def test_a_negative_host_cache_size_is_refused() -> None:
     with pytest.raises(ValueError):
         Vetter(Policy(dns={"enabled": False}), host_cache_size=-1)
+
+
+def test_verdicts_the_engine_builds_equal_validated_ones() -> None:
+    # The engine builds a verdict from its own values without pydantic's validation: the
+    # result must be the model that validation gives, for every kind of URL and finding.
+    urls = [case.url for case in load_cases(default_corpus_files())]
+    urls += host_variants(urls[:300])
+    urls += [b"https://example.com/\xff", "", "https://a.com/\ud800"]  # type: ignore[list-item]
+    for vetter in (OFFLINE, Vetter(Policy.model_validate(RICH_POLICY))):
+        for url in urls:
+            for server in SERVERS:
+                got = vetter.vet_offline(url, server)
+                rebuilt = Verdict.model_validate(got.model_dump())
+                assert rebuilt == got, url
+                assert rebuilt.model_dump() == got.model_dump(), url
+                assert rebuilt.model_fields_set == got.model_fields_set, url
+                assert type(got.decision) is type(rebuilt.decision), url
+                assert all(type(f) is Finding for f in got.findings), url
+                for f, r in zip(got.findings, rebuilt.findings, strict=True):
+                    assert f.model_fields_set == r.model_fields_set, url
+                    assert type(f.severity) is type(r.severity), url
+
+
+def test_the_engine_builds_the_context_a_check_context_would_be() -> None:
+    from dataclasses import fields
+
+    from urlvet.checks.base import CheckContext, url_context
+
+    settings = Policy().compiled.settings
+    vetter = Vetter(Policy(dns={"enabled": False}))
+    built = url_context(settings, None, "https://a.com/", "why", "hello", vetter, 2)
+    plain = CheckContext(
+        settings=settings,
+        server=None,
+        raw="https://a.com/",
+        parse_error="why",
+        message="hello",
+        destinations=vetter,
+        hops=2,
+    )
+    for f in fields(CheckContext):
+        assert getattr(built, f.name) == getattr(plain, f.name), f.name
+    assert built == plain
+    assert built.memo is not url_context(settings, None, "", None, None, None, 0).memo

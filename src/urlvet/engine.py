@@ -23,6 +23,7 @@ from urlvet.checks.base import (
     Hit,
     Rule,
     host_view,
+    url_context,
 )
 from urlvet.findings import Decision, Finding, Severity, Verdict
 from urlvet.policy import CompiledPolicy, Policy
@@ -82,10 +83,7 @@ class PlainShape(NamedTuple):
         """The verdict on ``url``, a plain URL of this shape whose tail is ``tail``: built as
         pydantic's model_copy builds a copy, from values validated when the shape was judged,
         at a third of its cost (a test compares it with a validated Verdict)."""
-        verdict: Verdict = object.__new__(Verdict)
-        object.__setattr__(
-            verdict,
-            "__dict__",
+        return _built_verdict(
             {
                 "url": url,
                 "href": self.href_head + tail,
@@ -97,15 +95,24 @@ class PlainShape(NamedTuple):
                 "registrable_domain": self.registrable_domain,
                 "server": self.server,
                 "tls": None,
-            },
+            }
         )
-        object.__setattr__(verdict, "__pydantic_fields_set__", set(_VERDICT_FIELDS))
-        object.__setattr__(verdict, "__pydantic_extra__", None)
-        object.__setattr__(verdict, "__pydantic_private__", None)
-        return verdict
 
 
 _VERDICT_FIELDS = frozenset(Verdict.model_fields)
+
+
+def _built_verdict(values: dict[str, Any]) -> Verdict:
+    """A Verdict of ``values``, every field given with a value of its declared type (the
+    engine built them: text, a Decision, a tuple of Findings, None for the TLS facts), set as
+    pydantic's validation would set them but without the validation round-trip, a good part of
+    the cost of a verdict that is computed rather than copied (a test compares the two)."""
+    verdict: Verdict = object.__new__(Verdict)
+    object.__setattr__(verdict, "__dict__", values)
+    object.__setattr__(verdict, "__pydantic_fields_set__", set(_VERDICT_FIELDS))
+    object.__setattr__(verdict, "__pydantic_extra__", None)
+    object.__setattr__(verdict, "__pydantic_private__", None)
+    return verdict
 
 
 class _Offline(NamedTuple):
@@ -314,13 +321,25 @@ class Vetter:
         For the redirect rules (UV213, UV214): the destination is judged on its own, with no
         server (how the link relates to the server is judged on the link), and without DNS.
         """
-        if self._host_cache_size == 0:
-            return self._finish(self._offline(url, None, None, depth), None)
         # A plain destination carries no URL, so how deep it lies changes nothing (only the
         # rules on carried URLs read the depth): its shape's verdict is its own.
         plain = self._plain(url, None)
         if plain is not None:
             return plain
+        return self._other_destination(url, depth)
+
+    def destination_findings(self, url: str, depth: int) -> tuple[Finding, ...]:
+        """The findings of :meth:`vet_destination`, all that the redirect rules read of it:
+        a plain destination's are its shape's, without a verdict built for it."""
+        found = self.plain_shape(url, None)
+        if found is not None:
+            return found[0].findings
+        return self._other_destination(url, depth).findings
+
+    def _other_destination(self, url: str, depth: int) -> Verdict:
+        """:meth:`vet_destination` on a destination that is not plain (or with no caches)."""
+        if self._host_cache_size == 0:
+            return self._finish(self._offline(url, None, None, depth), None)
         # Links that forward somewhere repeat their destinations (one sign-in callback, one
         # landing page): each is vetted once, like a host's per-host findings.
         key = (url, depth)
@@ -348,14 +367,14 @@ class Vetter:
                     parsed = parse(raw)
                 except InvalidURL as exc:
                     parse_error = str(exc)
-        ctx = CheckContext(
-            settings=compiled.settings,
-            server=server,
-            raw=raw,
-            parse_error=parse_error,
-            message=message,
-            destinations=self if hops < MAX_REDIRECT_HOPS else None,
-            hops=hops,
+        ctx = url_context(
+            compiled.settings,
+            server,
+            raw,
+            parse_error,
+            message,
+            self if hops < MAX_REDIRECT_HOPS else None,
+            hops,
         )
         findings: list[Finding] = []
         severities = compiled.severities
@@ -476,7 +495,8 @@ class Vetter:
         if not findings:
             return findings
         table = self._plain_findings
-        key = repr([(f.code, f.severity, f.message, f.evidence) for f in findings])
+        # The severity's value rather than the member, whose repr is made in Python.
+        key = repr([(f.code, f.severity.value, f.message, f.evidence) for f in findings])
         kept = table.get(key)
         if kept is not None and kept == findings:
             return kept
@@ -571,7 +591,10 @@ class Vetter:
         decision = self._compiled.decide([f.severity for f in findings])
         url = state.url
         server = state.ctx.server
-        verdict: Verdict = _validate_verdict(
+        # The TLS facts are the one value given as a dict (the model makes TlsFacts of it):
+        # without them every value is already of its field's type.
+        build = _validate_verdict if probe is not None else _built_verdict
+        verdict: Verdict = build(
             {
                 "url": state.raw,
                 "href": url.href if url is not None else None,
@@ -588,18 +611,24 @@ class Vetter:
         return verdict
 
 
-# The models' own validators, called directly: the validation Verdict(...) and Finding(...) run,
-# without BaseModel.__init__'s keyword handling around it (a third of the cost of building
-# them, paid for every URL).
+# The model's own validator, called directly (the validation Verdict(...) runs, without
+# BaseModel.__init__'s keyword handling around it): for the one verdict with TLS facts.
 _validate_verdict = Verdict.__pydantic_validator__.validate_python
-_validate_finding = Finding.__pydantic_validator__.validate_python
 
 
 _UNSEEN: Any = object()
 
 
+_FINDING_FIELDS = frozenset(Finding.model_fields)
+
+
 def _finding(rule: Rule, hit: Hit, override: Severity | None) -> Finding:
-    finding: Finding = _validate_finding(
+    # Built as _built_verdict builds a verdict: every value is of its field's type (the
+    # rule's code, name and CWE, a Severity, the hit's text and a dict of its evidence).
+    finding: Finding = object.__new__(Finding)
+    object.__setattr__(
+        finding,
+        "__dict__",
         {
             "code": rule.code,
             "name": rule.name,
@@ -607,8 +636,11 @@ def _finding(rule: Rule, hit: Hit, override: Severity | None) -> Finding:
             "message": hit.message,
             "evidence": dict(hit.evidence),
             "cwe": rule.cwe,
-        }
+        },
     )
+    object.__setattr__(finding, "__pydantic_fields_set__", set(_FINDING_FIELDS))
+    object.__setattr__(finding, "__pydantic_extra__", None)
+    object.__setattr__(finding, "__pydantic_private__", None)
     return finding
 
 

@@ -34,6 +34,7 @@ def is_hsts_preloaded(host: str) -> bool:
     return _lookup()(name.encode("ascii"))
 
 
+@cache
 def hsts_preload_list_date() -> str:
     """The date of the bundled HSTS preload list: the ``hstspreload`` release, which is
     numbered by date (2025.1.1 -> 2025-01-01)."""

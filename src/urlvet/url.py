@@ -220,13 +220,49 @@ def parse(raw: str, base: str | None = None) -> ParsedURL:
 # sizeable share of parsing a URL; the slots' own descriptors set them directly. The fields
 # are taken from the class, in order, so that the two cannot drift apart (a test builds both
 # ways and compares).
+# Unrolled rather than a loop over the setters, half the cost again; unpacking them here
+# fails at import should the class gain or lose a field.
 _SLOT_SETTERS = tuple(ParsedURL.__dict__[f.name].__set__ for f in fields(ParsedURL))
+(_S0, _S1, _S2, _S3, _S4, _S5, _S6, _S7, _S8, _S9, _S10, _S11, _S12, _S13, _S14, _S15) = (
+    _SLOT_SETTERS
+)
 
 
-def _new_parsed(*values: Any) -> ParsedURL:
+def _new_parsed(
+    v0: Any,
+    v1: Any,
+    v2: Any,
+    v3: Any,
+    v4: Any,
+    v5: Any,
+    v6: Any,
+    v7: Any,
+    v8: Any,
+    v9: Any,
+    v10: Any,
+    v11: Any,
+    v12: Any,
+    v13: Any,
+    v14: Any,
+    v15: Any,
+) -> ParsedURL:
     url: ParsedURL = object.__new__(ParsedURL)
-    for set_slot, value in zip(_SLOT_SETTERS, values, strict=True):
-        set_slot(url, value)
+    _S0(url, v0)
+    _S1(url, v1)
+    _S2(url, v2)
+    _S3(url, v3)
+    _S4(url, v4)
+    _S5(url, v5)
+    _S6(url, v6)
+    _S7(url, v7)
+    _S8(url, v8)
+    _S9(url, v9)
+    _S10(url, v10)
+    _S11(url, v11)
+    _S12(url, v12)
+    _S13(url, v13)
+    _S14(url, v14)
+    _S15(url, v15)
     return url
 
 
@@ -338,7 +374,11 @@ def _text(value: Any) -> str:
 # unreserved characters, '=' and '&', and a fragment of those and '/'. Nothing in it is
 # percent-encoded, escaped, removed or rewritten by the URL parser, and it can hold neither a
 # URL (no ':', no '%', no base64 of "http") nor a dot segment (no "/.", checked apart).
-_PLAIN_TAIL = re.compile(r"/[A-Za-z0-9._~/-]*(?:\?[A-Za-z0-9._~=&-]*)?(?:#[A-Za-z0-9._~=&/-]*)?")
+# Possessive (``*+``): a tail that fails (most often at a '%' or a ':' of a URL carried in the
+# query) fails at once, without giving back one character at a time to try again.
+_PLAIN_TAIL = re.compile(
+    r"/[A-Za-z0-9._~/-]*+(?:\?[A-Za-z0-9._~=&-]*+)?+(?:#[A-Za-z0-9._~=&/-]*+)?+"
+)
 
 PLAIN_ROOT = "/"
 """The tail that stands for every plain tail whose path is the root."""
@@ -366,8 +406,12 @@ def plain_split(raw: str) -> tuple[str, str, str] | None:
     slash = raw.find("/", start)
     if slash < 0:
         return None
-    head = raw[:slash]
     tail = raw[slash:]
+    # The characters a plain tail never holds that URLs which are not plain hold most often
+    # (a URL or an escape in the query), tested before anything else is built.
+    if "%" in tail or ":" in tail:
+        return None
+    head = raw[:slash]
     if (
         "?" in head
         or "#" in head
@@ -540,22 +584,40 @@ def carried_urls(url: ParsedURL) -> tuple[CarriedURL, ...]:
                 continue
             if len(found) >= MAX_CARRIED:
                 break
-            name, value = form_decode(raw_name), form_decode(raw_value)
-            decoded = _decode_carried(value)
-            if decoded is None:
+            read = _carried_parameter(raw_name, raw_value)
+            if read is None:
                 continue
-            text, encoding = decoded
-            try:
-                target = parse(text.strip())
-            except InvalidURL:
-                continue
-            if target.scheme not in CARRIED_SCHEMES:
-                continue
+            name, text, encoding, target = read
             item = CarriedURL(name, (*path, name), text, target, len(path) + 1, encoding)
             found.append(item)
             if target.search and item.depth < MAX_CARRIED_DEPTH:
                 queue.append((target, item.path))
     return tuple(found)
+
+
+CARRIED_PARAMETERS_KEPT = 8192
+"""Query parameters whose reading as a carried URL :func:`carried_urls` keeps: links repeat
+their destination parameters (one sign-in callback for thousands of links), and decoding and
+parsing the value is most of reading one."""
+
+
+@lru_cache(maxsize=CARRIED_PARAMETERS_KEPT)
+def _carried_parameter(raw_name: str, raw_value: str) -> tuple[str, str, str, ParsedURL] | None:
+    """The decoded name, the value as an absolute URL, how it was encoded and the URL parsed,
+    of the query parameter ``raw_name=raw_value``; None when its value carries no URL of
+    :data:`CARRIED_SCHEMES`. A pure function of the two strings (the parsed URL is immutable),
+    memoised like the host facts of :func:`parse`."""
+    decoded = _decode_carried(form_decode(raw_value))
+    if decoded is None:
+        return None
+    text, encoding = decoded
+    try:
+        target = parse(text.strip())
+    except InvalidURL:
+        return None
+    if target.scheme not in CARRIED_SCHEMES:
+        return None
+    return form_decode(raw_name), text, encoding, target
 
 
 def may_carry(search: str) -> bool:

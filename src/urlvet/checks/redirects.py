@@ -26,7 +26,7 @@ from urlvet.checks.base import (
     redirector_destination,
     rule,
 )
-from urlvet.findings import Finding, Severity, Verdict
+from urlvet.findings import Finding, Severity
 from urlvet.server import is_loopback_host
 from urlvet.url import CarriedURL, HostKind, ParsedURL
 
@@ -69,11 +69,9 @@ def _site(url: ParsedURL) -> str:
     return url.registrable_domain or url.host.rstrip(".").lower()
 
 
-def _counted(verdict: Verdict) -> list[Finding]:
+def _counted(findings: tuple[Finding, ...]) -> list[Finding]:
     return [
-        f
-        for f in verdict.findings
-        if f.severity is not Severity.INFO and f.code not in _COUNTED_OUTSIDE
+        f for f in findings if f.severity is not Severity.INFO and f.code not in _COUNTED_OUTSIDE
     ]
 
 
@@ -173,9 +171,9 @@ def open_redirect(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     counted: list[Finding] = []
     final = target.href
     if ctx.destinations is not None:
-        nested = ctx.destinations.vet_destination(item.value.strip(), ctx.hops + 1)
+        nested = ctx.destinations.destination_findings(item.value.strip(), ctx.hops + 1)
         counted = _counted(nested)
-        for f in nested.findings:
+        for f in nested:
             if f.code == "UV213" and isinstance(f.evidence.get("final_destination"), str):
                 final = f.evidence["final_destination"]
     evidence = _destination_evidence(item, counted)
@@ -230,7 +228,7 @@ def unsafe_destination_in_parameter(url: ParsedURL | None, ctx: CheckContext) ->
                 continue
             if internal_target(target, ctx) is not None:
                 continue  # UV210 reports it
-        nested = ctx.destinations.vet_destination(item.value.strip(), ctx.hops + 1)
+        nested = ctx.destinations.destination_findings(item.value.strip(), ctx.hops + 1)
         counted = _counted(nested)
         if target.host_kind is HostKind.DOMAIN and _site(target) == _site(url):
             # The site sending you on within itself: its own pages are judged with the link;
