@@ -173,43 +173,52 @@ def _json_text(text: str | None) -> str:
 
 
 def _json_value(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=_json_default)
+    return _ENCODER.encode(value)
 
 
 class RecordTemplate(NamedTuple):
     """The record of a plain URL's shape (:class:`urlvet.engine.PlainShape`), into which the
     records of every plain URL of that shape are cut: the same decision, findings, codes and
     JSON members but for the URL and href. Only for a shape with no secret in its head; a
-    URL with a secret of its own gets a record of its own (:func:`record_from_verdict`)."""
+    URL with a secret of its own gets a record of its own (:func:`record_from_verdict`).
 
+    An audit keeps one for each of tens of thousands of shapes: its parts are the shape's
+    own strings or strings that many templates share."""
+
+    shape: PlainShape
+    """The shape."""
     base: Record
-    """The shape's own record, without its URL, href and JSON (each URL has its own)."""
-    href_head: str
-    """The href up to the tail."""
-    url_json: str
-    """``"url":"`` and the head, JSON-escaped, without the closing quote; '' when the records
-    are made without JSON."""
-    href_json: str
-    """``","href":"`` and the href head, likewise."""
-    rest_json: str
-    """The closing quote of the href and the JSON members after it."""
+    """The record of every URL of the shape but for its URL, href and JSON (shared)."""
+    head_json: str
+    """The shape's head as JSON writes it between quotes (the head itself when JSON writes
+    it as it is, as it writes most); '' when the records are made without JSON."""
+    href_head_json: str
+    """The shape's href head, likewise."""
+    verdict_json: str
+    """The closing quote of the href, then the decision and the findings (shared)."""
+    host_json: str
+    """The JSON members after the findings: the host's, the server and TLS (shared)."""
 
     def record(self, url: str, tail: str) -> Record:
         """The record of ``url``, a plain URL of this shape that carries no secret, whose
         tail is ``tail``: a plain tail, which JSON writes as it is (it holds no character
         that JSON escapes)."""
-        href = self.href_head + tail
+        href = self.shape.href_head + tail
         b = self.base
         body = (
-            f"{self.url_json}{tail}{self.href_json}{tail}{self.rest_json}" if self.url_json else ""
+            f'"url":"{self.head_json}{tail}","href":"{self.href_head_json}{tail}'
+            f"{self.verdict_json}{self.host_json}"
+            if self.verdict_json
+            else ""
         )
         return Record(b.decision, b.findings, url, href, b.server, body, b.top_rank, b.codes, href)
 
 
 TEMPLATES = 65_536
 """Plain URL shapes whose record template is kept (as many as the engine keeps shapes)."""
-FINDINGS_KEPT = 8192
-"""Tuples of findings whose rows and JSON the templates share (as many as the engine shares)."""
+SHARED_PARTS = 16_384
+"""Distinct parts that templates share (a base record with the JSON of its findings; the JSON
+of a host), at most, of each kind; beyond that a template has parts of its own."""
 
 
 class RecordTemplates:
@@ -218,29 +227,36 @@ class RecordTemplates:
     Made from the shape's values directly, not through :func:`record_from_verdict`: the rows
     and JSON of a tuple of findings are made once for all the shapes that share the tuple
     (the engine gives equal findings one tuple: those on the scheme and the port recur on
-    thousands of hosts), the rest is a few strings. A test compares both ways.
+    thousands of hosts), the JSON of a host once for its shapes, the rest is a few strings.
+    A test compares both ways.
     """
 
-    __slots__ = ("_findings", "_templates", "redact_secrets", "with_json")
+    __slots__ = ("_hosts", "_templates", "_verdicts", "redact_secrets", "with_json")
 
     def __init__(self, *, redact_secrets: bool = True, with_json: bool = True) -> None:
         self.redact_secrets = redact_secrets
         self.with_json = with_json
-        # Keyed by identity, holding the key's object so that its id stays its own.
-        self._templates: dict[int, tuple[PlainShape, RecordTemplate | None]] = {}
-        self._findings: dict[int, tuple[tuple[Finding, ...], tuple[FindingRow, ...], str]] = {}
+        # Keyed by the shape's identity; the template holds its shape, so that the id stays
+        # the shape's. A shape whose URL has a secret is its own entry: no template.
+        self._templates: dict[int, RecordTemplate | PlainShape] = {}
+        self._verdicts: dict[tuple[Any, ...], tuple[tuple[Finding, ...], Record, str]] = {}
+        self._hosts: dict[tuple[str | None, ...], str] = {}
 
     def get(self, shape: PlainShape) -> RecordTemplate | None:
         """The template of ``shape``; None when its URL carries a secret (a password in the
         head, say: then every URL of the shape is recorded on its own)."""
-        entry = self._templates.get(id(shape))
-        if entry is not None and entry[0] is shape:
-            return entry[1]
+        found = self._templates.get(id(shape))
+        if found is not None:
+            if found.__class__ is RecordTemplate:
+                if found.shape is shape:
+                    return found
+            elif found is shape:
+                return None
         template = self._make(shape)
         templates = self._templates
         if len(templates) >= TEMPLATES:  # first in, first out, as the engine's shapes
             del templates[next(iter(templates))]
-        templates[id(shape)] = (shape, template)
+        templates[id(shape)] = shape if template is None else template
         return template
 
     def _make(self, shape: PlainShape) -> RecordTemplate | None:
@@ -252,31 +268,33 @@ class RecordTemplates:
         head, href_head, rep = shape.head, shape.href_head, shape.shape
         if has_secrets(head + rep) or has_secrets(href_head + rep):
             return None
-        rows, findings_json = self._rows(shape.findings)
-        top_rank = max([r.severity.rank for r in rows]) if rows else -1
-        codes = tuple([r.code for r in rows])
-        # Without its URL, href, JSON and normalised URL, which each URL has its own.
-        base = Record(shape.decision, rows, "", "", shape.server, "", top_rank, codes, "")
+        base, verdict_json = self._verdict(shape)
         if not self.with_json:
-            return RecordTemplate(base, href_head, "", "", "")
-        enc = encode_basestring_ascii
-        rest = (  # as _verdict_json writes it
-            f'","decision":"{shape.decision.value}","findings":{findings_json}'
-            f',"host":{_json_text(shape.host)},"host_unicode":{_json_text(shape.host_unicode)}'
-            f',"host_kind":{_json_text(shape.host_kind)}'
-            f',"registrable_domain":{_json_text(shape.registrable_domain)}'
-            f',"server":{_json_text(shape.server)},"tls":null'
-        )
+            return RecordTemplate(shape, base, "", "", "", "")
+        server = shape.server
+        host = shape.host, shape.host_unicode, shape.host_kind, shape.registrable_domain, server
+        host_json = self._hosts.get(host)
+        if host_json is None:  # as _verdict_json writes them
+            host_json = (
+                f',"host":{_json_text(shape.host)}'
+                f',"host_unicode":{_json_text(shape.host_unicode)}'
+                f',"host_kind":{_json_text(shape.host_kind)}'
+                f',"registrable_domain":{_json_text(shape.registrable_domain)}'
+                f',"server":{_json_text(server)},"tls":null'
+            )
+            if len(self._hosts) < TEMPLATES:  # most hosts have a few shapes
+                self._hosts[host] = host_json
         return RecordTemplate(
-            base, href_head, '"url":' + enc(head)[:-1], '","href":' + enc(href_head)[:-1], rest
+            shape, base, _between_quotes(head), _between_quotes(href_head), verdict_json, host_json
         )
 
-    def _rows(self, findings: tuple[Finding, ...]) -> tuple[tuple[FindingRow, ...], str]:
-        """The rows and the JSON array of a shape's findings (no secret in the URL: only what
-        redaction masks in any text is masked), as :func:`record_from_verdict` makes them."""
-        if not findings:
-            return (), "[]"
-        kept = self._findings.get(id(findings))
+    def _verdict(self, shape: PlainShape) -> tuple[Record, str]:
+        """The base record and the verdict's JSON of a shape (see :class:`RecordTemplate`),
+        shared by the shapes with the same findings (no secret in the URL: only what redaction
+        masks in any text is masked), as :func:`record_from_verdict` makes them."""
+        findings, decision, server = shape.findings, shape.decision, shape.server
+        key = (id(findings), decision, server)
+        kept = self._verdicts.get(key)
         if kept is not None and kept[0] is findings:
             return kept[1], kept[2]
         redacting = self.redact_secrets
@@ -290,13 +308,29 @@ class RecordTemplates:
             )
             for f in findings
         )
-        text = ""
+        verdict_json = ""
         if self.with_json:
             text = _findings_json(findings, rows, frozenset() if redacting else None)
+            verdict_json = f'","decision":"{decision.value}","findings":{text}'
             rows = tuple(r._replace(message="") for r in rows)
-        if len(self._findings) < FINDINGS_KEPT:
-            self._findings[id(findings)] = (findings, rows, text)
-        return rows, text
+        top_rank = max([r.severity.rank for r in rows]) if rows else -1
+        codes = tuple([r.code for r in rows])
+        # Without its URL, href, JSON and normalised URL, which each URL has its own.
+        base = Record(decision, rows, "", "", server, "", top_rank, codes, "")
+        _share(self._verdicts, key, (findings, base, verdict_json))
+        return base, verdict_json
+
+
+def _share(table: dict[Any, Any], key: Any, value: Any) -> None:
+    if len(table) < SHARED_PARTS:
+        table[key] = value
+
+
+def _between_quotes(text: str) -> str:
+    """``text`` as JSON writes it between its quotes: ``text`` itself when it writes it as it
+    is (no copy to keep)."""
+    written = encode_basestring_ascii(text)
+    return text if len(written) == len(text) + 2 else written[1:-1]
 
 
 def has_secrets(text: str) -> bool:
@@ -311,6 +345,10 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, set | frozenset):
         return sorted(value, key=str)
     return str(value)
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), default=_json_default)
+"""What ``json.dumps`` with these options uses, made once."""
 
 
 def _may_hold_secrets(text: str | None) -> bool:
