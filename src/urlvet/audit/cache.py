@@ -13,67 +13,130 @@ CACHE_SIZE = 262_144
 CACHE_BYTES = 80 << 20
 """The most bytes (estimated) of cached records: the bound that usually applies."""
 
+MADE_SHARE = 0.25
+"""The share of the cache's bounds that records made at once (plain URLs') may take."""
+
 Key = tuple[str, str | None, str | None]
 """What a record is cached under: the URL, the server (a URL or 'stdio') and the message."""
 
 
 class RecordCache:
-    """A least-recently-used map from keys to records, bounded in entries and in bytes.
+    """A map from keys to records, bounded in entries and in bytes, in two areas.
+
+    - Records vetted (in a strategy's batches) are kept least recently used first out.
+    - Records made at once (a plain URL's, cut from its shape's template: see
+      :meth:`~urlvet.audit.pipeline.Strategy.quick`) are kept in two generations: the
+      current one takes new records (and those met again from the one before), and when it
+      is full it becomes the one before, whose records are dropped all at once. Such a
+      record costs about as much to make again as to look up, and an audit of millions of
+      distinct URLs makes one for nearly every line: what keeping it costs matters more than
+      how long it is kept. The two generations take at most :data:`MADE_SHARE` of the
+      bounds, the vetted records the rest.
 
     The byte bound is an estimate of what an entry holds (its strings plus a fixed overhead):
     records for long URLs or JSON output are larger, and a count alone would let them grow
     the cache past any memory target.
     """
 
-    __slots__ = ("budget", "data", "hits", "misses", "size", "used")
+    __slots__ = (
+        "before_used",
+        "budget",
+        "data",
+        "hits",
+        "made",
+        "made_before",
+        "made_budget",
+        "made_size",
+        "made_used",
+        "misses",
+        "size",
+        "used",
+    )
     OVERHEAD = 400  # the key and record tuples, the dict entry, string headers (measured)
+    MADE_OVERHEAD = 300  # the same for a made record, in a plain dict, its findings shared
 
     def __init__(self, size: int, budget: int) -> None:
         self.data: OrderedDict[Key, Record] = OrderedDict()
         self.size = max(1, size)
         self.budget = max(1, budget)
         self.used = 0
+        """Estimated bytes of the vetted records."""
+        self.made: dict[Key, Record] = {}
+        self.made_before: dict[Key, Record] = {}
+        self.made_used = 0
+        """Estimated bytes of the current generation of made records."""
+        self.before_used = 0
+        """Estimated bytes of the generation of made records before it."""
+        # A generation of made records holds at most half of their share.
+        self.made_size = max(1, int(self.size * MADE_SHARE / 2))
+        self.made_budget = max(1, int(self.budget * MADE_SHARE / 2))
         self.hits = 0
         self.misses = 0
 
     def get(self, key: Key) -> Record | None:
+        """The record cached under ``key``, if any (now the most recently used)."""
         rec = self.data.get(key)
         if rec is not None:
             self.data.move_to_end(key)
+            return rec
+        rec = self.made.get(key)
+        if rec is None:
+            rec = self.made_before.pop(key, None)
+            if rec is not None:  # into the current generation
+                self.before_used -= self.made_cost(key, rec)
+                self.add_made(key, rec)
         return rec
 
     def __contains__(self, key: object) -> bool:
-        return key in self.data
+        return key in self.data or key in self.made or key in self.made_before
 
     def __len__(self) -> int:
-        return len(self.data)
+        return len(self.data) + len(self.made) + len(self.made_before)
 
     def put(self, key: Key, rec: Record) -> None:
-        """Cache ``rec`` under ``key`` (in place of any record there), evicting the least
-        recently used entries beyond the bounds."""
+        """Cache the vetted record ``rec`` under ``key`` (in place of any vetted record
+        there), evicting the least recently used vetted records beyond the bounds."""
         old = self.data.get(key)
         if old is not None:
             self.used -= self.cost(key, old)
         self.add(key, rec)
 
     def add(self, key: Key, rec: Record) -> None:
-        """Cache ``rec`` under ``key``, which is not cached; as :meth:`put`."""
+        """Cache the vetted record ``rec`` under ``key``, which is not cached; as :meth:`put`."""
         data = self.data
         data[key] = rec
         self.used += self.cost(key, rec)
-        if self.used > self.budget or len(data) > self.size:
+        if (
+            self.used + self.made_used + self.before_used > self.budget
+            or len(data) + len(self.made) + len(self.made_before) > self.size
+        ):
+            self._shrink()
+
+    def add_made(self, key: Key, rec: Record) -> None:
+        """Cache ``rec``, a record made at once, under ``key``, which is not cached."""
+        made = self.made
+        made[key] = rec
+        self.made_used += self.made_cost(key, rec)
+        if self.made_used > self.made_budget or len(made) > self.made_size:
+            self.made_before = made  # the generation before is dropped
+            self.before_used = self.made_used
+            self.made = {}
+            self.made_used = 0
             self._shrink()
 
     def _shrink(self) -> None:
+        """Evict vetted records, least recently used first, until the cache is in bounds."""
         data = self.data
         cost = self.cost
-        while len(data) > 1 and (len(data) > self.size or self.used > self.budget):
+        size = self.size - len(self.made) - len(self.made_before)
+        budget = self.budget - self.made_used - self.before_used
+        while len(data) > 1 and (len(data) > size or self.used > budget):
             k, r = data.popitem(last=False)
             self.used -= cost(k, r)
 
     @classmethod
     def cost(cls, key: Key, rec: Record) -> int:
-        """The estimated bytes an entry holds."""
+        """The estimated bytes an entry of a vetted record holds."""
         url, _, message = key
         href = rec.href
         findings = rec.findings
@@ -86,6 +149,12 @@ class RecordCache:
             for f in findings:
                 n += len(f.message)
         return n
+
+    @classmethod
+    def made_cost(cls, key: Key, rec: Record) -> int:
+        """The estimated bytes an entry of a made record holds (its findings are its
+        template's: shared)."""
+        return cls.MADE_OVERHEAD + len(key[0]) + len(rec.href or "") + len(rec.json)
 
 
 class SharedParts:

@@ -524,12 +524,11 @@ def _loop(
 ) -> None:
     """The one loop of every audit: window -> look up -> vet (the strategy) -> report."""
     share = SharedParts()
-    data = cache.data
-    move = data.move_to_end
+    get = cache.get
     inflight: set[Key] = set()
     pending: deque[_Window] = deque()
     quick = strategy.quick
-    add = cache.add
+    add_made = cache.add_made
     done = 0
 
     def look_up(window: list[Occurrence | Diagnostic]) -> _Window:
@@ -541,17 +540,16 @@ def _loop(
                 found.append(None)
                 continue
             key: Key = item[_KEY]  # type: ignore[assignment,index]
-            rec = data.get(key)
-            if rec is not None:
-                move(key)
-            elif (rec := quick(key)) is not None:
-                # Made at once (a plain URL): cached as one vetted in a batch would be, with
-                # parts already shared with its shape's.
-                add(key, rec)
-                cache.misses += 1
-            elif key not in fresh and key not in inflight:
-                fresh.add(key)
-                keys.append(key)
+            rec = get(key)
+            if rec is None:
+                rec = quick(key)
+                if rec is not None:
+                    # Made at once (a plain URL), with parts already shared with its shape's.
+                    add_made(key, rec)
+                    cache.misses += 1
+                elif key not in fresh and key not in inflight:
+                    fresh.add(key)
+                    keys.append(key)
             found.append(rec)
         inflight.update(keys)
         cache.misses += len(keys)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from urlvet.audit.output.redact import REDACTED, redact, redact_data, secrets_in
+from urlvet.audit.output.redact import REDACTED, is_secret_name, redact, redact_data, secrets_in
 
 
 @pytest.mark.parametrize(
@@ -72,3 +72,16 @@ def test_redact_data_masks_credential_keys_and_token_usernames() -> None:
 def test_redact_never_raises_and_is_idempotent(text: str) -> None:
     once = redact(text, secrets_in(text))
     assert redact(once, secrets_in(once)) == once
+
+
+def test_the_quick_tail_test_knows_every_credential_name() -> None:
+    from urlvet.audit.output.redact import _EXACT_NAMES, _NAME_WORDS, tail_may_hold_secrets
+
+    parts = ["token", "secret", "passw", "signature", "credential", "apikey", "api-key"]
+    parts += ["api_key", "privatekey", "private-key", "private_key", "session"]
+    for name in [*_EXACT_NAMES, *parts, "My_Session_Id", "X-API-KEY", "\u212aey", "t%6Fken"]:
+        assert is_secret_name(name) or "%" in name, name
+        assert _NAME_WORDS.search(name.lower()), name
+        assert tail_may_hold_secrets(f"/p?a=1&{name}=v"), name
+    assert not tail_may_hold_secrets("/data/0?id=0&page=0")
+    assert not tail_may_hold_secrets("/tokens/secret")  # no parameter at all

@@ -69,9 +69,9 @@ _NAME_PARTS = re.compile(
 # A parameter in a query or a fragment: the separator, the name, '=', the value. The value
 # stops where a URL in running text would (quotes, angle brackets, whitespace).
 _PARAM = re.compile(r"(?P<head>[?&#;](?P<name>[^=&#;?\s/\"'<>]{1,128})=)(?P<value>[^&#;\s\"'<>]*)")
-# The name of each parameter, as _PARAM reads it (and as a name may also be read that _PARAM
-# skips: a superset, for a quick test).
-_PARAM_NAME = re.compile(r"[?&#;]([^?&#;=]*)=")
+# Every credential name, lower-cased, holds one of these (a test holds each of _EXACT_NAMES
+# and _NAME_PARTS to it); a name with '%' may decode to one.
+_NAME_WORDS = re.compile(r"pass|pwd|tok|key|secr|code|sig|auth|jwt|otp|sas|assert|cred|sess|%")
 # scheme:// user : password @ — the password runs to the last '@' before the path.
 _PASSWORD = re.compile(
     r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*:[/\\]*[^/\\?#@\s:\"'<>]*:)(?P<value>[^/\\?#\s\"'<>]*)@"
@@ -106,12 +106,12 @@ def looks_like_token(text: str) -> bool:
 
 def tail_may_hold_secrets(tail: str) -> bool:
     """False when no parameter of ``tail`` (the path, query and fragment of a URL with no
-    user info) has a credential name: a quick test that rules out most URLs before
-    :func:`secrets_in` reads them. Every name :func:`secrets_in` reads is the text between a
-    '?', '&', '#' or ';' and the next '=', which this reads too."""
-    if "=" not in tail:
-        return False
-    return any(map(is_secret_name, _PARAM_NAME.findall(tail)))
+    user info) can have a credential name: a quick test that rules out most URLs before
+    :func:`secrets_in` reads them. It looks for a part of a credential name anywhere in the
+    tail (a parameter's name needs a '=' after it), in lower case as :func:`is_secret_name`
+    compares names, or a '%' that may encode one: it may say True of a URL without a secret,
+    never False of one with a secret."""
+    return "=" in tail and _NAME_WORDS.search(tail.lower()) is not None
 
 
 def secrets_in(text: str) -> set[str]:
