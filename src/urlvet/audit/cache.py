@@ -116,7 +116,7 @@ class RecordCache:
         """Cache ``rec``, a record made at once, under ``key``, which is not cached."""
         made = self.made
         made[key] = rec
-        self.made_used += self.made_cost(key, rec)
+        self.made_used += self.MADE_OVERHEAD + len(key[0]) + len(rec.href or "") + len(rec.json)
         if self.made_used > self.made_budget or len(made) > self.made_size:
             self.made_before = made  # the generation before is dropped
             self.before_used = self.made_used
@@ -153,7 +153,7 @@ class RecordCache:
     @classmethod
     def made_cost(cls, key: Key, rec: Record) -> int:
         """The estimated bytes an entry of a made record holds (its findings are its
-        template's: shared)."""
+        template's: shared). As :meth:`add_made` counts it."""
         return cls.MADE_OVERHEAD + len(key[0]) + len(rec.href or "") + len(rec.json)
 
 

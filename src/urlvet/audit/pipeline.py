@@ -43,13 +43,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from urlvet.audit.cache import Key, RecordCache, SharedParts
 from urlvet.audit.options import AuditOptions
-from urlvet.audit.output.record import (
-    Record,
-    RecordTemplates,
-    has_secrets,
-    record_from_verdict,
-)
-from urlvet.audit.output.redact import tail_may_hold_secrets
+from urlvet.audit.output.record import Record, RecordTemplates, record_from_verdict
 from urlvet.audit.report import Reporter, Summary
 from urlvet.audit.sources import Diagnostic, Meter, Occurrence, Reader, Source
 from urlvet.errors import InputError
@@ -151,12 +145,7 @@ class RecordVetter:
         if found is None:
             return None
         shape, tail = found
-        template = self._templates.get(shape)
-        # The template's head carries no secret, and a plain tail holds no user info: only a
-        # parameter of the tail can (RecordTemplates).
-        if template is None or (tail_may_hold_secrets(tail) and has_secrets(url)):
-            return self.record(shape.verdict_for(url, tail))
-        return template.record(url, tail)
+        return self._templates.record(url, shape, tail) or self.record(shape.verdict_for(url, tail))
 
 
 # --- strategies -----------------------------------------------------------------------------

@@ -530,6 +530,7 @@ class Reader:
     ) -> Iterator[Occurrence | Diagnostic]:
         server = self.options.server
         ws = ASCII_WS
+        new = tuple.__new__
         for item in lines:
             if item.__class__ is Diagnostic:
                 yield item
@@ -540,8 +541,9 @@ class Reader:
                 continue
             if "#" in url and ("\t#" in url or " #" in url):
                 url = strip_comment(url)
-            column = len(text) - len(text.lstrip(ws)) + 1
-            yield Occurrence(name, lineno, column, len(url), url, server, None, "url-list")
+            column = 1 if url is text else len(text) - len(text.lstrip(ws)) + 1
+            # The tuple built directly: a named tuple's own __new__ is a Python function.
+            yield new(Occurrence, (name, lineno, column, len(url), url, server, None, "url-list"))
 
     def _text(
         self,

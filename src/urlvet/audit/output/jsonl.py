@@ -38,7 +38,8 @@ class JsonWriter:
         self._write = stream.write
         self._first = not part  # a part's objects each follow an earlier one
         self._path = ""
-        self._path_json = '""'
+        self._end = "" if array else "\n"
+        self._head = '{"type":"url","path":"","line":'  # the object's start, for self._path
 
     def start(self) -> None:
         """Open the array (json)."""
@@ -56,20 +57,18 @@ class JsonWriter:
         """One object for this occurrence."""
         if occ.path is not self._path:
             self._path = occ.path
-            self._path_json = json.dumps(occ.path, ensure_ascii=True)
+            self._head = f'{{"type":"url","path":{json.dumps(occ.path, ensure_ascii=True)},"line":'
         extra = ""
         if self.info.baseline:
             extra = ',"accepted":' + json.dumps(sorted(accepted))
+        body = (
+            f'{self._head}{occ.line},"column":{occ.column},"input":"{occ.kind}",'
+            f"{record.json}{extra}}}{self._end}"
+        )
         if self.array:
-            self._emit(
-                f'{{"type":"url","path":{self._path_json},"line":{occ.line},'
-                f'"column":{occ.column},"input":"{occ.kind}",{record.json}{extra}}}'
-            )
-        else:  # written at once: one line for each of a million URLs
-            self._write(
-                f'{{"type":"url","path":{self._path_json},"line":{occ.line},'
-                f'"column":{occ.column},"input":"{occ.kind}",{record.json}{extra}}}\n'
-            )
+            self._emit(body)
+        else:  # written at once, line break and all: one line for each of a million URLs
+            self._write(body)
 
     def diagnostic(self, diag: Diagnostic) -> None:
         """One object for an input problem."""

@@ -15,7 +15,7 @@ from enum import Enum
 from json.encoder import encode_basestring_ascii
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from urlvet.audit.output.redact import redact, redact_data, secrets_in
+from urlvet.audit.output.redact import redact, redact_data, secrets_in, tail_may_hold_secrets
 from urlvet.findings import Decision, Finding, Severity, Verdict
 
 if TYPE_CHECKING:
@@ -211,7 +211,13 @@ class RecordTemplate(NamedTuple):
             if self.verdict_json
             else ""
         )
-        return Record(b.decision, b.findings, url, href, b.server, body, b.top_rank, b.codes, href)
+        # The tuple built directly: a named tuple's own __new__ is a Python function.
+        return _new_tuple(
+            Record, (b.decision, b.findings, url, href, b.server, body, b.top_rank, b.codes, href)
+        )
+
+
+_new_tuple = tuple.__new__
 
 
 TEMPLATES = 65_536
@@ -241,6 +247,21 @@ class RecordTemplates:
         self._templates: dict[int, RecordTemplate | PlainShape] = {}
         self._verdicts: dict[tuple[Any, ...], tuple[tuple[Finding, ...], Record, str]] = {}
         self._hosts: dict[tuple[str | None, ...], str] = {}
+
+    def record(self, url: str, shape: PlainShape, tail: str) -> Record | None:
+        """The record of ``url``, a plain URL of ``shape`` whose tail is ``tail``, cut from
+        the shape's template; None when the URL carries a secret (it is then recorded on its
+        own, from its verdict)."""
+        template = self._templates.get(id(shape))
+        if template.__class__ is not RecordTemplate or template.shape is not shape:
+            template = self.get(shape)
+            if template is None:
+                return None
+        # The template's head carries no secret, and a plain tail holds no user info: only a
+        # parameter of the tail can.
+        if tail_may_hold_secrets(tail) and has_secrets(url):
+            return None
+        return template.record(url, tail)
 
     def get(self, shape: PlainShape) -> RecordTemplate | None:
         """The template of ``shape``; None when its URL carries a secret (a password in the
