@@ -132,3 +132,136 @@ def test_a_worker_that_dies_stops_the_run_with_an_error() -> None:
             pool.submit(keys).records()
     finally:
         pool.close()
+
+
+# --- plain URLs: records made at once, in the loop ------------------------------------------
+
+
+def test_the_key_of_an_occurrence_is_cut_out_of_it_in_one_step() -> None:
+    from urlvet.audit.pipeline import _KEY
+
+    occ = Occurrence("p", 1, 1, 3, "https://a.example/", "stdio", "open it", "mcp:draft")
+    assert occ[_KEY] == (occ.url, occ.server, occ.message)
+
+
+class Ordinary:
+    """Vets every key the ordinary way: no quick records, no shared plain shapes."""
+
+    lookahead = 0
+
+    def __init__(self, options: AuditOptions) -> None:
+        self.inner = InProcess(
+            RecordVetter.for_options(Vetter(OFFLINE, host_cache_size=0), options)
+        )
+
+    def submit(self, keys: list[Key]) -> Batch:
+        return self.inner.submit(keys)
+
+    def vet_now(self, key: Key) -> Record:
+        return self.inner.vet_now(key)
+
+    def quick(self, key: Key) -> Record | None:
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+def _plain_mix() -> list[str]:
+    """Plain URLs (repeated near and far, secrets in the tail or the head, names that only
+    look like secrets, IDN and IP hosts) among others."""
+    heads = [
+        "https://example.com",
+        "http://shop.example.org:8080",
+        "https://xn--bcher-kva.example",
+        "https://bücher.example",
+        "https://10.1.2.3",
+        "https://[::1]",
+        "https://admin:hunter2@example.net",
+        "https://ghp_abcdefghijklmnop1234@github.com",
+        "https://google.com@evil.example",
+        "https://EXAMPLE.com",
+        "https://paypa1.com",
+    ]
+    tails = [
+        "/",
+        "/a/b-c_d~e.f",
+        "/x?id=1&page=2",
+        "/cb?code=abc123&state=1",
+        "/x?token=t0ps3cr3t",
+        "/x#access_token=eyJhbGci0iJ",
+        "/x?token_type=bearer",
+        "/x?id=1&Session=9f8e7d",
+        "/x?API_KEY=zzzzzzzz#frag",
+        "/?q",
+    ]
+    urls = [h + t for h in heads for t in tails]
+    others = ["https://example.com/a%20b", "javascript:alert(1)", "not a url", "ftp://x.example/"]
+    return [*urls, *others, *urls[::-1], *urls[::7]]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "cache_size"), [("jsonl", None), ("text", None), ("sarif", None), ("jsonl", 16)]
+)
+@pytest.mark.parametrize("redact", [True, False])
+@pytest.mark.parametrize("server", [None, "https://tools.example.com/mcp"])
+def test_records_made_at_once_equal_the_ordinary_ones(
+    tmp_path: Path, fmt: str, cache_size: int | None, redact: bool, server: str | None
+) -> None:
+    # With a cache of 16 records, records are evicted and made again: a plain URL's at once
+    # (and counted as vetted again), any other's in its window.
+    import io
+
+    from urlvet.audit.output import RunInfo, make_writer
+    from urlvet.audit.output.baseline import Baseline
+
+    path = tmp_path / "in.urls"
+    path.write_text("\n".join(_plain_mix()) + "\n", encoding="utf-8")
+    options = AuditOptions(
+        server=server,
+        redact_secrets=redact,
+        json_records=fmt == "jsonl",
+        cache_size=cache_size or AuditOptions().cache_size,
+    )
+    compiled = OFFLINE.compiled
+
+    def audit(strategy: Any, baseline: Baseline | None) -> tuple[str, Reporter, Summary]:
+        out = io.StringIO()
+        info = RunInfo(
+            rules=compiled.rules,
+            warn_at=compiled.warn_at,
+            block_at=compiled.block_at,
+            baseline=baseline is not None,
+            redacted=redact,
+        )
+        writer = make_writer(fmt, out, info)
+        reporter = Reporter(
+            writer, fail_at=compiled.warn_at, baseline=baseline, collect_baseline=True
+        )
+        writer.start()
+        summary = Auditor(OFFLINE, options).run(
+            [Source("in.urls", str(path))], reporter, None, strategy
+        )
+        summary.elapsed = 0.0
+        writer.finish(summary)
+        if cache_size is not None:
+            summary.vetted = 0
+        return out.getvalue(), reporter, summary
+
+    quick = InProcess(RecordVetter.for_options(Vetter(OFFLINE), options))
+    fast, fast_reporter, fast_summary = audit(quick, None)
+    slow, slow_reporter, slow_summary = audit(Ordinary(options), None)
+    assert fast == slow
+    assert fast_summary == slow_summary
+    assert fast_reporter.collected == slow_reporter.collected
+    assert fast_reporter.collected  # the findings were fingerprinted
+    # Half of the findings accepted by a baseline: the same accepted, the same failing.
+    accepted = sorted(fast_reporter.collected or {})[::2]
+    baseline = Baseline(frozenset(accepted))
+    fast, _, fast_summary = audit(
+        InProcess(RecordVetter.for_options(Vetter(OFFLINE), options)), baseline
+    )
+    slow, _, slow_summary = audit(Ordinary(options), baseline)
+    assert fast == slow
+    assert fast_summary == slow_summary
+    assert 0 < fast_summary.accepted < fast_summary.urls

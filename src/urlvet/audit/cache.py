@@ -49,27 +49,42 @@ class RecordCache:
         return len(self.data)
 
     def put(self, key: Key, rec: Record) -> None:
-        data = self.data
-        old = data.get(key)
+        """Cache ``rec`` under ``key`` (in place of any record there), evicting the least
+        recently used entries beyond the bounds."""
+        old = self.data.get(key)
         if old is not None:
             self.used -= self.cost(key, old)
+        self.add(key, rec)
+
+    def add(self, key: Key, rec: Record) -> None:
+        """Cache ``rec`` under ``key``, which is not cached; as :meth:`put`."""
+        data = self.data
         data[key] = rec
         self.used += self.cost(key, rec)
+        if self.used > self.budget or len(data) > self.size:
+            self._shrink()
+
+    def _shrink(self) -> None:
+        data = self.data
+        cost = self.cost
         while len(data) > 1 and (len(data) > self.size or self.used > self.budget):
             k, r = data.popitem(last=False)
-            self.used -= self.cost(k, r)
+            self.used -= cost(k, r)
 
     @classmethod
     def cost(cls, key: Key, rec: Record) -> int:
         """The estimated bytes an entry holds."""
         url, _, message = key
-        n = cls.OVERHEAD + len(url) + len(rec.json) + len(rec.codes) * 8
-        if rec.href is not None and rec.href is not url:
-            n += len(rec.href)
+        href = rec.href
+        findings = rec.findings
+        n = cls.OVERHEAD + len(url) + len(rec.json) + 72 * len(findings)  # a row, its code
+        if href is not None and href is not url:
+            n += len(href)
         if message:
             n += len(message)
-        for f in rec.findings:
-            n += len(f.message) + 64
+        if not rec.json:  # else the messages are in the JSON only
+            for f in findings:
+                n += len(f.message)
         return n
 
 

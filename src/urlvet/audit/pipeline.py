@@ -45,10 +45,9 @@ from urlvet.audit.cache import Key, RecordCache, SharedParts
 from urlvet.audit.options import AuditOptions
 from urlvet.audit.output.record import (
     Record,
-    RecordTemplate,
+    RecordTemplates,
     has_secrets,
     record_from_verdict,
-    record_template,
 )
 from urlvet.audit.output.redact import tail_may_hold_secrets
 from urlvet.audit.report import Reporter, Summary
@@ -59,7 +58,7 @@ if TYPE_CHECKING:
     from multiprocessing import Queue
     from multiprocessing.process import BaseProcess
 
-    from urlvet.engine import PlainShape, Vetter
+    from urlvet.engine import Vetter
     from urlvet.policy import Policy
     from urlvet.server import Server
 
@@ -69,8 +68,6 @@ DNS_CONCURRENCY = 64
 """Hosts whose URLs are vetted at once when DNS is on."""
 SERVER_MEMO = 4096
 """Server spellings whose parsed :class:`~urlvet.server.Server` a vetter keeps."""
-TEMPLATES = 65_536
-"""Plain URL shapes whose record template a vetter keeps (as many as the engine keeps)."""
 
 ProgressFn = Callable[[int, int, str], None]
 """Called now and then with (bytes read, URL occurrences done, current source name)."""
@@ -109,7 +106,7 @@ class RecordVetter:
         self.redact = redact
         self.with_json = with_json
         self._servers: dict[str | None, Server | None] = {None: None}
-        self._templates: dict[int, tuple[PlainShape, RecordTemplate | None]] = {}
+        self._templates = RecordTemplates(redact_secrets=redact, with_json=with_json)
 
     @classmethod
     def for_options(cls, vetter: Vetter, options: AuditOptions) -> RecordVetter:
@@ -143,34 +140,23 @@ class RecordVetter:
 
     def quick(self, key: Key) -> Record | None:
         """The record of a plain URL (see :func:`urlvet.url.plain_split`), cut from its
-        shape's; None for any other key."""
+        shape's template when the URL carries no secret; None for any other key."""
         url, server, message = key
         if message:
             return None
-        found = self.vetter.plain_shape(url, self.server(server))
+        servers = self._servers
+        found = self.vetter.plain_shape(
+            url, servers[server] if server in servers else self.server(server)
+        )
         if found is None:
             return None
-        return self._plain_record(url, *found)
-
-    def _plain_record(self, url: str, shape: PlainShape, tail: str) -> Record:
-        """The record of a plain URL: cut from its shape's template when the URL carries no
-        secret, else built from its verdict as any other."""
-        entry = self._templates.get(id(shape))
-        if entry is None or entry[0] is not shape:
-            # Keyed by identity, holding the shape so that its id stays its own; bounded
-            # like the engine's cache of shapes (a shape it evicted is built anew there).
-            template = record_template(
-                shape.verdict, redact_secrets=self.redact, with_json=self.with_json
-            )
-            if len(self._templates) >= TEMPLATES:
-                del self._templates[next(iter(self._templates))]
-            entry = self._templates[id(shape)] = (shape, template)
-        template = entry[1]
+        shape, tail = found
+        template = self._templates.get(shape)
         # The template's head carries no secret, and a plain tail holds no user info: only a
-        # parameter of the tail can (record_template).
+        # parameter of the tail can (RecordTemplates).
         if template is None or (tail_may_hold_secrets(tail) and has_secrets(url)):
             return self.record(shape.verdict_for(url, tail))
-        return template.record(url, shape.href_head + tail)
+        return template.record(url, tail)
 
 
 # --- strategies -----------------------------------------------------------------------------
@@ -227,8 +213,12 @@ class InProcess:
 
     lookahead = 0
 
+    quick: Callable[[Key], Record | None]
+    """The vetter's own :meth:`RecordVetter.quick` (called once a URL: no call between)."""
+
     def __init__(self, vet: RecordVetter) -> None:
         self._vet = vet
+        self.quick = vet.quick
 
     def submit(self, keys: list[Key]) -> Batch:
         vet = self._vet
@@ -236,9 +226,6 @@ class InProcess:
 
     def vet_now(self, key: Key) -> Record:
         return self._vet(key)
-
-    def quick(self, key: Key) -> Record | None:
-        return self._vet.quick(key)
 
     def close(self) -> None:
         pass
@@ -514,6 +501,11 @@ class Auditor:
         return InProcess(RecordVetter.for_options(Vetter(self.policy), self.options)), items
 
 
+_KEY = slice(4, 7)
+"""The part of an :class:`Occurrence` that is its key: url, server, message (a test keeps it
+so), cut out in one step."""
+
+
 def _windows(items: Iterator[Occurrence | Diagnostic]) -> Iterator[list[Occurrence | Diagnostic]]:
     while True:
         window = list(itertools.islice(items, WINDOW))
@@ -537,6 +529,7 @@ def _loop(
     inflight: set[Key] = set()
     pending: deque[_Window] = deque()
     quick = strategy.quick
+    add = cache.add
     done = 0
 
     def look_up(window: list[Occurrence | Diagnostic]) -> _Window:
@@ -547,15 +540,14 @@ def _loop(
             if item.__class__ is Diagnostic:
                 found.append(None)
                 continue
-            occ: Occurrence = item  # type: ignore[assignment]
-            key = (occ.url, occ.server, occ.message)
+            key: Key = item[_KEY]  # type: ignore[assignment,index]
             rec = data.get(key)
             if rec is not None:
                 move(key)
             elif (rec := quick(key)) is not None:
                 # Made at once (a plain URL): cached as one vetted in a batch would be, with
                 # parts already shared with its shape's.
-                cache.put(key, rec)
+                add(key, rec)
                 cache.misses += 1
             elif key not in fresh and key not in inflight:
                 fresh.add(key)

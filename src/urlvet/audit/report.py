@@ -15,6 +15,7 @@ from typing import Protocol
 from urlvet.audit.output.baseline import Baseline, BaselineEntry, fingerprint
 from urlvet.audit.output.record import Record
 from urlvet.audit.sources import Diagnostic, DiagnosticLevel, Occurrence, Reader
+from urlvet.findings import Decision
 
 
 class Writer(Protocol):
@@ -113,7 +114,11 @@ class Reporter:
         self.summary = Summary()
         self.collected: dict[str, BaselineEntry] | None = {} if collect_baseline else None
         self.on_diagnostic = on_diagnostic
-        self._combos: dict[tuple[str, tuple[str, ...]], int] = {}
+        # Occurrences per (decision, codes): one count per occurrence, the summary's
+        # tallies from these at the end.
+        self._combos: dict[tuple[Decision, tuple[str, ...]], int] = {}
+        self._fingerprints = baseline is not None or collect_baseline
+        self._write = writer.occurrence
         self._names: dict[str, str] = {}
         # (path, id(record)) -> (record, its fingerprints); holding the record keeps its id
         # from being reused by another record while the entry lives.
@@ -122,16 +127,17 @@ class Reporter:
 
     def occurrence(self, occ: Occurrence, rec: Record) -> None:
         """Count one occurrence and write it."""
-        combo = (rec.decision.value, rec.codes)
-        self._combos[combo] = self._combos.get(combo, 0) + 1
+        combo = (rec.decision, rec.codes)
+        combos = self._combos
+        combos[combo] = combos.get(combo, 0) + 1
         accepted = _NO_CODES
-        if rec.findings and (self.baseline is not None or self.collected is not None):
+        if rec.findings and self._fingerprints:
             accepted = self._baseline(occ, rec)
         if rec.top_rank >= self.fail_at and (not accepted or self._fails_despite(rec, accepted)):
             self.summary.failing += 1
         if accepted:
             self.summary.accepted += 1
-        self.writer.occurrence(occ, rec, accepted)
+        self._write(occ, rec, accepted)
 
     def _fails_despite(self, rec: Record, accepted: frozenset[str]) -> bool:
         return any(f.severity.rank >= self.fail_at and f.code not in accepted for f in rec.findings)
@@ -170,7 +176,7 @@ class Reporter:
         s.elapsed = elapsed
         for (decision, codes), n in self._combos.items():
             s.urls += n
-            s.by_decision[decision] += n
+            s.by_decision[decision.value] += n
             for code in codes:
                 s.by_rule[code] = s.by_rule.get(code, 0) + n
         from urlvet.checks import registry

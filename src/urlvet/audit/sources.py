@@ -19,7 +19,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, NamedTuple
@@ -35,6 +35,9 @@ MAX_LINE_BYTES = 1 << 20
 MAX_JSONL_LINE_BYTES = 16 << 20
 """Default line limit for JSON Lines: MCP messages with large tool results are long."""
 SNIFF_BYTES = 8192
+LINES_BLOCK = 1 << 16
+"""Bytes read at a time: the lines of a block are decoded and split at once."""
+_BOM = b"\xef\xbb\xbf"
 
 ASCII_WS = " \t\r\n\x0b\x0c"
 _SKIP_DIRS = frozenset(
@@ -397,65 +400,130 @@ class Reader:
     def _lines(
         self, reader: BinaryIO, name: str, limit: int, first_line: int = 1
     ) -> Iterator[tuple[int, str] | Diagnostic]:
-        readline = reader.readline
+        """Each line as (number, text without its line break), or a Diagnostic for a line
+        that cannot be read as text.
+
+        Read a block at a time (as much as is there, up to :data:`LINES_BLOCK`: a pipe's lines
+        are read as they come): the whole lines of a block that is valid UTF-8 and holds no
+        NUL and no line over the limit, as most are, are decoded and split at once; those of
+        any other block are read one by one (:meth:`_each_line`), and so is the rest of a
+        source once a line runs past the limit before its break (the line is then skipped
+        without being held).
+        """
         meter = self.meter
         lineno = first_line - 1
+        read = reader.read1  # type: ignore[attr-defined]
+        each = self._each_line
+        carry = b""  # the start of a line that the block before broke
+        bom = first_line == 1  # a byte order mark counts only at the file's start
         try:
-            first = first_line == 1  # a byte order mark counts only at the file's start
             while True:
-                raw = readline(limit + 1)
-                if not raw:
-                    break
-                lineno += 1
-                meter.bytes += len(raw)
-                if first:
-                    first = False
-                    if raw.startswith(b"\xef\xbb\xbf"):
-                        raw = raw[3:]
-                if len(raw) > limit and raw[-1:] != b"\n":
-                    total = len(raw)
-                    while raw[-1:] != b"\n":
-                        raw = readline(1 << 16)
-                        if not raw:
-                            break
-                        total += len(raw)
-                        meter.bytes += len(raw)
-                    total -= len(raw) - len(raw.rstrip(b"\r\n"))  # the line break
-                    yield Diagnostic(
-                        name,
-                        lineno,
-                        None,
-                        "line-too-long",
-                        f"line is {total:,} bytes, over the {limit:,}-byte limit "
-                        "(--max-line-bytes); line skipped",
-                    )
+                chunk = read(LINES_BLOCK)
+                meter.bytes += len(chunk)
+                data = carry + chunk if carry else chunk
+                if bom and (len(data) >= len(_BOM) or not chunk):
+                    bom = False
+                    if data.startswith(_BOM):
+                        data = data[len(_BOM) :]
+                if not chunk:  # the last line, when it has no break
+                    for item in each(io.BytesIO(data).readline, name, limit, lineno):
+                        lineno += 1
+                        yield item
+                    return
+                end = data.rfind(b"\n") + 1
+                if len(data) - end > limit:
+                    meter.bytes -= len(data) - end  # counted again as it is read below
+                    rest = io.BufferedReader(_Prefixed(data[end:], reader), LINES_BLOCK)
+                    for item in each(io.BytesIO(data[:end]).readline, name, limit, lineno):
+                        lineno += 1
+                        yield item
+                    for item in each(rest.readline, name, limit, lineno, meter):
+                        lineno += 1
+                        yield item
+                    return
+                if bom or end == 0:
+                    carry = data
                     continue
+                block, carry = data[:end], data[end:]
                 try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    column = len(raw[: exc.start].decode("utf-8", "replace")) + 1
-                    yield Diagnostic(
-                        name,
-                        lineno,
-                        column,
-                        "invalid-utf8",
-                        f"invalid UTF-8 (byte 0x{raw[exc.start]:02x}: {exc.reason}); line skipped",
-                    )
+                    text = block.decode("utf-8") if len(block) <= limit else "\x00"
+                except UnicodeDecodeError:
+                    text = "\x00"
+                if "\x00" in text:  # or not UTF-8, or a line may be over the limit
+                    for item in each(io.BytesIO(block).readline, name, limit, lineno):
+                        lineno += 1
+                        yield item
                     continue
-                if "\x00" in text:
-                    yield Diagnostic(
-                        name,
-                        lineno,
-                        text.index("\x00") + 1,
-                        "nul-byte",
-                        "NUL byte in a text line (binary data?); line skipped",
-                    )
-                    continue
-                yield lineno, text.rstrip("\r\n")
+                lines = text.split("\n")
+                lines.pop()  # the empty text after the last break
+                for line in lines:
+                    lineno += 1
+                    yield lineno, line.rstrip("\r")
         except OSError as exc:
             yield Diagnostic(name, lineno + 1, None, "unreadable", _os_reason(exc))
         finally:
             self.lines += lineno - (first_line - 1)
+
+    @staticmethod
+    def _each_line(
+        readline: Callable[[int], bytes],
+        name: str,
+        limit: int,
+        before: int,
+        meter: Meter | None = None,
+    ) -> Iterator[tuple[int, str] | Diagnostic]:
+        """One item for each line that ``readline`` gives, numbered on from ``before``: the
+        line, or the Diagnostic of a line over the limit (read to its end, never held whole),
+        not UTF-8 or with a NUL. Counts the bytes on ``meter`` when given."""
+        lineno = before
+        while True:
+            raw = readline(limit + 1)
+            if not raw:
+                return
+            lineno += 1
+            if meter is not None:
+                meter.bytes += len(raw)
+            if len(raw) > limit and raw[-1:] != b"\n":
+                total = len(raw)
+                while raw[-1:] != b"\n":
+                    raw = readline(1 << 16)
+                    if not raw:
+                        break
+                    total += len(raw)
+                    if meter is not None:
+                        meter.bytes += len(raw)
+                total -= len(raw) - len(raw.rstrip(b"\r\n"))  # the line break
+                yield Diagnostic(
+                    name,
+                    lineno,
+                    None,
+                    "line-too-long",
+                    f"line is {total:,} bytes, over the {limit:,}-byte limit "
+                    "(--max-line-bytes); line skipped",
+                )
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                column = len(raw[: exc.start].decode("utf-8", "replace")) + 1
+                yield Diagnostic(
+                    name,
+                    lineno,
+                    column,
+                    "invalid-utf8",
+                    f"invalid UTF-8 (byte 0x{raw[exc.start]:02x}: {exc.reason}); line skipped",
+                )
+                continue
+            if "\x00" in text:
+                yield Diagnostic(
+                    name,
+                    lineno,
+                    text.index("\x00") + 1,
+                    "nul-byte",
+                    "NUL byte in a text line (binary data?); line skipped",
+                )
+                continue
+            yield lineno, text.rstrip("\r\n")
 
     def _url_list(
         self, lines: Iterator[tuple[int, str] | Diagnostic], name: str

@@ -113,3 +113,37 @@ def test_record_json_equals_the_verdicts_own_json_on_the_corpus() -> None:
         )
         record = record_from_verdict(verdict, redact_secrets=False)
         assert json.loads("{" + record.json + "}") == verdict.to_json_dict()
+        # Byte for byte as json.dumps writes the verdict's own JSON.
+        assert record.json == _dumps(verdict.to_json_dict())[1:-1]
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+
+
+def test_record_json_is_the_verdicts_with_tls_facts_non_ascii_and_evidence() -> None:
+    from urlvet.audit.output.record import record_from_verdict
+    from urlvet.findings import Decision, Finding, Severity, TlsFacts, Verdict
+
+    finding = Finding(
+        code="UV601",
+        name="tls-untrusted-certificate",
+        severity=Severity.HIGH,
+        message='the certificate of b\u00fccher.example is not trusted "here"',
+        evidence={"names": ["a", "\u00e9"], "depth": 2, "nested": {"ok": None, "x": 1.5}},
+        cwe=295,
+    )
+    verdict = Verdict(
+        url="https://bücher.example/\u2028",
+        href="https://xn--bcher-kva.example/%E2%80%A8",
+        decision=Decision.BLOCK,
+        findings=(finding, finding.model_copy(update={"cwe": None, "evidence": {}})),
+        host="xn--bcher-kva.example",
+        host_unicode="bücher.example",
+        host_kind="domain",
+        registrable_domain="xn--bcher-kva.example",
+        server="stdio",
+        tls=TlsFacts(address="192.0.2.1", port=443, host="bücher.example", status="untrusted"),
+    )
+    record = record_from_verdict(verdict, redact_secrets=False)
+    assert record.json == _dumps(verdict.to_json_dict())[1:-1]

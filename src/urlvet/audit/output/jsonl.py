@@ -60,10 +60,16 @@ class JsonWriter:
         extra = ""
         if self.info.baseline:
             extra = ',"accepted":' + json.dumps(sorted(accepted))
-        self._emit(
-            f'{{"type":"url","path":{self._path_json},"line":{occ.line},'
-            f'"column":{occ.column},"input":"{occ.kind}",{record.json}{extra}}}'
-        )
+        if self.array:
+            self._emit(
+                f'{{"type":"url","path":{self._path_json},"line":{occ.line},'
+                f'"column":{occ.column},"input":"{occ.kind}",{record.json}{extra}}}'
+            )
+        else:  # written at once: one line for each of a million URLs
+            self._write(
+                f'{{"type":"url","path":{self._path_json},"line":{occ.line},'
+                f'"column":{occ.column},"input":"{occ.kind}",{record.json}{extra}}}\n'
+            )
 
     def diagnostic(self, diag: Diagnostic) -> None:
         """One object for an input problem."""

@@ -13,10 +13,13 @@ import hashlib
 import json
 from enum import Enum
 from json.encoder import encode_basestring_ascii
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from urlvet.audit.output.redact import redact, redact_data, secrets_in
-from urlvet.findings import Decision, Severity, Verdict
+from urlvet.findings import Decision, Finding, Severity, Verdict
+
+if TYPE_CHECKING:
+    from urlvet.engine import PlainShape
 
 
 class FindingRow(NamedTuple):
@@ -123,37 +126,54 @@ def _verdict_json(
 ) -> str:
     """The members of ``verdict.to_json_dict()``, as JSON without the braces.
 
-    Built from the fields directly: pydantic's dump costs more than the rest of the record.
-    A test keeps the two equal.
+    Built from the fields directly, as ``json.dumps`` writes them: pydantic's dump costs more
+    than the rest of the record, and so does ``json.dumps`` of the whole. A test keeps the
+    two equal.
     """
-    findings = []
-    for f, row in zip(verdict.findings, rows, strict=True):
+    tls = verdict.tls
+    return (
+        f'"url":{encode_basestring_ascii(url)},"href":{_json_text(href)}'
+        f',"decision":"{verdict.decision.value}"'
+        f',"findings":{_findings_json(verdict.findings, rows, secrets)}'
+        f',"host":{_json_text(verdict.host)},"host_unicode":{_json_text(verdict.host_unicode)}'
+        f',"host_kind":{_json_text(verdict.host_kind)}'
+        f',"registrable_domain":{_json_text(verdict.registrable_domain)}'
+        f',"server":{_json_text(verdict.server)}'
+        f',"tls":{"null" if tls is None else _json_value(tls.model_dump(mode="json"))}'
+    )
+
+
+def _findings_json(
+    findings: tuple[Finding, ...],
+    rows: tuple[FindingRow, ...],
+    secrets: set[str] | frozenset[str] | None,
+) -> str:
+    """The JSON array of ``findings``, their messages those of ``rows``; the evidence redacted
+    with ``secrets`` (None: not redacted)."""
+    if not findings:
+        return "[]"
+    enc = encode_basestring_ascii
+    items = []
+    for f, row in zip(findings, rows, strict=True):
         evidence: Any = f.evidence
         if secrets is not None and evidence:
             evidence = redact_data(evidence, secrets)
-        findings.append(
-            {
-                "code": f.code,
-                "name": f.name,
-                "severity": f.severity.value,
-                "message": row.message,
-                "evidence": evidence,
-                "cwe": f.cwe,
-            }
+        cwe = f.cwe
+        items.append(
+            f'{{"code":{enc(f.code)},"name":{enc(f.name)},"severity":"{f.severity.value}"'
+            f',"message":{enc(row.message)}'
+            f',"evidence":{_json_value(evidence) if evidence else "{}"}'
+            f',"cwe":{"null" if cwe is None else int(cwe)}}}'
         )
-    data = {
-        "url": url,
-        "href": href,
-        "decision": verdict.decision.value,
-        "findings": findings,
-        "host": verdict.host,
-        "host_unicode": verdict.host_unicode,
-        "host_kind": verdict.host_kind,
-        "registrable_domain": verdict.registrable_domain,
-        "server": verdict.server,
-        "tls": verdict.tls.model_dump(mode="json") if verdict.tls is not None else None,
-    }
-    return json.dumps(data, ensure_ascii=True, separators=(",", ":"), default=_json_default)[1:-1]
+    return "[" + ",".join(items) + "]"
+
+
+def _json_text(text: str | None) -> str:
+    return "null" if text is None else encode_basestring_ascii(text)
+
+
+def _json_value(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=_json_default)
 
 
 class RecordTemplate(NamedTuple):
@@ -164,53 +184,119 @@ class RecordTemplate(NamedTuple):
 
     base: Record
     """The shape's own record, without its URL, href and JSON (each URL has its own)."""
-    json_rest: str
-    """The JSON members after ``url`` and ``href`` (with the comma before them), or ''
-    when the records are made without JSON."""
+    href_head: str
+    """The href up to the tail."""
+    url_json: str
+    """``"url":"`` and the head, JSON-escaped, without the closing quote; '' when the records
+    are made without JSON."""
+    href_json: str
+    """``","href":"`` and the href head, likewise."""
+    rest_json: str
+    """The closing quote of the href and the JSON members after it."""
 
-    def record(self, url: str, href: str) -> Record:
-        """The record of a plain URL of this shape that carries no secret."""
-        body = ""
-        if self.json_rest:
-            body = (
-                '"url":'
-                + encode_basestring_ascii(url)
-                + ',"href":'
-                + encode_basestring_ascii(href)
-                + self.json_rest
-            )
+    def record(self, url: str, tail: str) -> Record:
+        """The record of ``url``, a plain URL of this shape that carries no secret, whose
+        tail is ``tail``: a plain tail, which JSON writes as it is (it holds no character
+        that JSON escapes)."""
+        href = self.href_head + tail
         b = self.base
+        body = (
+            f"{self.url_json}{tail}{self.href_json}{tail}{self.rest_json}" if self.url_json else ""
+        )
         return Record(b.decision, b.findings, url, href, b.server, body, b.top_rank, b.codes, href)
 
 
-def record_template(
-    verdict: Verdict, *, redact_secrets: bool = True, with_json: bool = True
-) -> RecordTemplate | None:
-    """The template of a plain URL shape's verdict (the options as for
-    :func:`record_from_verdict`), or None when its URL carries a secret (a password in the
-    head, say: then every URL of the shape is recorded on its own).
+TEMPLATES = 65_536
+"""Plain URL shapes whose record template is kept (as many as the engine keeps shapes)."""
+FINDINGS_KEPT = 8192
+"""Tuples of findings whose rows and JSON the templates share (as many as the engine shares)."""
 
-    A URL without a secret is what redaction leaves as it is, so the record of a plain URL
-    with none is the shape's with the URL and href replaced: the findings and evidence are the
-    shape's, and the tail, the only part that differs, can hold no secret of the head (the
-    patterns of :mod:`urlvet.audit.output.redact` never span the head and the tail, which
-    starts with '/'). A test compares both ways of building records.
+
+class RecordTemplates:
+    """The record templates of the plain URL shapes that one vetter meets, each made once.
+
+    Made from the shape's values directly, not through :func:`record_from_verdict`: the rows
+    and JSON of a tuple of findings are made once for all the shapes that share the tuple
+    (the engine gives equal findings one tuple: those on the scheme and the port recur on
+    thousands of hosts), the rest is a few strings. A test compares both ways.
     """
-    if verdict.href is None or has_secrets(verdict.url) or has_secrets(verdict.href):
-        return None
-    base = record_from_verdict(verdict, redact_secrets=redact_secrets, with_json=with_json)
-    rest = ""
-    if with_json:
-        head = (
-            '"url":'
-            + encode_basestring_ascii(verdict.url)
-            + ',"href":'
-            + encode_basestring_ascii(verdict.href)
-        )
-        if not base.json.startswith(head + ","):
+
+    __slots__ = ("_findings", "_templates", "redact_secrets", "with_json")
+
+    def __init__(self, *, redact_secrets: bool = True, with_json: bool = True) -> None:
+        self.redact_secrets = redact_secrets
+        self.with_json = with_json
+        # Keyed by identity, holding the key's object so that its id stays its own.
+        self._templates: dict[int, tuple[PlainShape, RecordTemplate | None]] = {}
+        self._findings: dict[int, tuple[tuple[Finding, ...], tuple[FindingRow, ...], str]] = {}
+
+    def get(self, shape: PlainShape) -> RecordTemplate | None:
+        """The template of ``shape``; None when its URL carries a secret (a password in the
+        head, say: then every URL of the shape is recorded on its own)."""
+        entry = self._templates.get(id(shape))
+        if entry is not None and entry[0] is shape:
+            return entry[1]
+        template = self._make(shape)
+        templates = self._templates
+        if len(templates) >= TEMPLATES:  # first in, first out, as the engine's shapes
+            del templates[next(iter(templates))]
+        templates[id(shape)] = (shape, template)
+        return template
+
+    def _make(self, shape: PlainShape) -> RecordTemplate | None:
+        # A URL without a secret is what redaction leaves as it is, so the record of a plain
+        # URL with none is the shape's with the URL and href replaced: the findings and
+        # evidence are the shape's, and the tail, the only part that differs, can hold no
+        # secret of the head (the patterns of urlvet.audit.output.redact never span the
+        # head and the tail, which starts with '/').
+        head, href_head, rep = shape.head, shape.href_head, shape.shape
+        if has_secrets(head + rep) or has_secrets(href_head + rep):
             return None
-        rest = base.json[len(head) :]
-    return RecordTemplate(base._replace(url="", href="", json="", normalised_url=""), rest)
+        rows, findings_json = self._rows(shape.findings)
+        top_rank = max([r.severity.rank for r in rows]) if rows else -1
+        codes = tuple([r.code for r in rows])
+        # Without its URL, href, JSON and normalised URL, which each URL has its own.
+        base = Record(shape.decision, rows, "", "", shape.server, "", top_rank, codes, "")
+        if not self.with_json:
+            return RecordTemplate(base, href_head, "", "", "")
+        enc = encode_basestring_ascii
+        rest = (  # as _verdict_json writes it
+            f'","decision":"{shape.decision.value}","findings":{findings_json}'
+            f',"host":{_json_text(shape.host)},"host_unicode":{_json_text(shape.host_unicode)}'
+            f',"host_kind":{_json_text(shape.host_kind)}'
+            f',"registrable_domain":{_json_text(shape.registrable_domain)}'
+            f',"server":{_json_text(shape.server)},"tls":null'
+        )
+        return RecordTemplate(
+            base, href_head, '"url":' + enc(head)[:-1], '","href":' + enc(href_head)[:-1], rest
+        )
+
+    def _rows(self, findings: tuple[Finding, ...]) -> tuple[tuple[FindingRow, ...], str]:
+        """The rows and the JSON array of a shape's findings (no secret in the URL: only what
+        redaction masks in any text is masked), as :func:`record_from_verdict` makes them."""
+        if not findings:
+            return (), "[]"
+        kept = self._findings.get(id(findings))
+        if kept is not None and kept[0] is findings:
+            return kept[1], kept[2]
+        redacting = self.redact_secrets
+        rows = tuple(
+            FindingRow(
+                f.code,
+                f.name,
+                f.severity,
+                redact(f.message) if redacting and _may_hold_secrets(f.message) else f.message,
+                f.cwe,
+            )
+            for f in findings
+        )
+        text = ""
+        if self.with_json:
+            text = _findings_json(findings, rows, frozenset() if redacting else None)
+            rows = tuple(r._replace(message="") for r in rows)
+        if len(self._findings) < FINDINGS_KEPT:
+            self._findings[id(findings)] = (findings, rows, text)
+        return rows, text
 
 
 def has_secrets(text: str) -> bool:

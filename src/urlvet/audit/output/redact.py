@@ -69,6 +69,9 @@ _NAME_PARTS = re.compile(
 # A parameter in a query or a fragment: the separator, the name, '=', the value. The value
 # stops where a URL in running text would (quotes, angle brackets, whitespace).
 _PARAM = re.compile(r"(?P<head>[?&#;](?P<name>[^=&#;?\s/\"'<>]{1,128})=)(?P<value>[^&#;\s\"'<>]*)")
+# The name of each parameter, as _PARAM reads it (and as a name may also be read that _PARAM
+# skips: a superset, for a quick test).
+_PARAM_NAME = re.compile(r"[?&#;]([^?&#;=]*)=")
 # scheme:// user : password @ — the password runs to the last '@' before the path.
 _PASSWORD = re.compile(
     r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*:[/\\]*[^/\\?#@\s:\"'<>]*:)(?P<value>[^/\\?#\s\"'<>]*)@"
@@ -108,11 +111,7 @@ def tail_may_hold_secrets(tail: str) -> bool:
     '?', '&', '#' or ';' and the next '=', which this reads too."""
     if "=" not in tail:
         return False
-    for part in tail.replace("#", "&").replace("?", "&").replace(";", "&").split("&")[1:]:
-        name, eq, _ = part.partition("=")
-        if eq and is_secret_name(name):
-            return True
-    return False
+    return any(map(is_secret_name, _PARAM_NAME.findall(tail)))
 
 
 def secrets_in(text: str) -> set[str]:
@@ -146,9 +145,10 @@ def redact(text: str, secrets: set[str] | frozenset[str] = frozenset()) -> str:
     if "@" in out:
         out = _PASSWORD.sub(lambda m: f"{m.group('head')}{_mask(m.group('value'))}@", out)
         out = _USERNAME.sub(_username_sub, out)
-    for secret in sorted(secrets, key=len, reverse=True):
-        if len(secret) >= _LITERAL_MIN and secret in out:
-            out = out.replace(secret, REDACTED)
+    if secrets:
+        for secret in sorted(secrets, key=len, reverse=True):
+            if len(secret) >= _LITERAL_MIN and secret in out:
+                out = out.replace(secret, REDACTED)
     return out
 
 
@@ -163,11 +163,13 @@ def redact_data(value: Any, secrets: set[str] | frozenset[str], key: str = "") -
             is_secret_name(key) or (key in ("username", "userinfo") and looks_like_token(value))
         ):
             return REDACTED if value else value
+        if not secrets and "=" not in value and "@" not in value:
+            return value  # what redact() leaves as it is, found sooner
         return redact(value, secrets)
-    if isinstance(value, Mapping):
-        return {k: redact_data(v, secrets, str(k)) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [redact_data(v, secrets, key) for v in value]
+    if isinstance(value, dict) or (value is not None and isinstance(value, Mapping)):
+        return {k: redact_data(v, secrets, str(k)) for k, v in value.items()}
     return value
 
 
