@@ -301,3 +301,29 @@ def test_the_engine_builds_the_context_a_check_context_would_be() -> None:
         assert getattr(built, f.name) == getattr(plain, f.name), f.name
     assert built == plain
     assert built.memo is not url_context(settings, None, "", None, None, None, 0).memo
+
+
+def test_the_host_view_is_the_url_with_everything_but_its_host_blank() -> None:
+    from urlvet.checks.base import host_view
+    from urlvet.url import ParsedURL
+
+    for raw in ("https://u:p@Bücher.de:8443/a?b#c", "http://[::1]:81/x", "https://10.1.2.3/"):
+        url = parse(raw)
+        assert host_view(url) == ParsedURL(
+            raw="",
+            href="",
+            scheme="",
+            username="",
+            password="",
+            host=url.host,
+            host_unicode=url.host_unicode,
+            host_kind=url.host_kind,
+            port=None,
+            pathname="",
+            search="",
+            hash="",
+            registrable_domain=url.registrable_domain,
+            public_suffix=url.public_suffix,
+            suffix_is_private=url.suffix_is_private,
+            ip=url.ip,
+        )

@@ -196,7 +196,7 @@ def parse(raw: str, base: str | None = None) -> ParsedURL:
     if kind is HostKind.DOMAIN:
         host_unicode, registrable, suffix, private = _domain_facts(host)
 
-    return _new_parsed(
+    return new_parsed(
         raw,
         href,
         scheme,
@@ -228,7 +228,7 @@ _SLOT_SETTERS = tuple(ParsedURL.__dict__[f.name].__set__ for f in fields(ParsedU
 )
 
 
-def _new_parsed(
+def new_parsed(
     v0: Any,
     v1: Any,
     v2: Any,
@@ -246,6 +246,9 @@ def _new_parsed(
     v14: Any,
     v15: Any,
 ) -> ParsedURL:
+    """``ParsedURL(v0, ..., v15)``, the fields in the class's order, without the frozen
+    dataclass's ``__init__`` (which sets each field with object.__setattr__): for the
+    parser and the engine, which build one for every URL and every new host."""
     url: ParsedURL = object.__new__(ParsedURL)
     _S0(url, v0)
     _S1(url, v1)

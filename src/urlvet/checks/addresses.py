@@ -329,6 +329,18 @@ def onion_service(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
 
 def internal_target(target: ParsedURL, ctx: CheckContext) -> str | None:
     """What makes ``target`` a place inside the user's network, or None."""
+    # UV210 and UV214 both ask about the URL a link carries: answered once per URL (the
+    # memo holds the target it was computed for, as the carried URLs' memo does).
+    memo = ctx.memo.get("internal")
+    if memo is not None and memo[0] is target:
+        known: str | None = memo[1]
+        return known
+    what = _internal_target(target, ctx)
+    ctx.memo["internal"] = (target, what)
+    return what
+
+
+def _internal_target(target: ParsedURL, ctx: CheckContext) -> str | None:
     if target.ip is not None:
         cls = classify(target.ip)
         if cls.globally_reachable or in_any(target.ip, ctx.settings.allowed_networks):

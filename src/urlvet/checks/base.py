@@ -26,6 +26,7 @@ from urlvet.url import (
     carried_urls,
     first_parent_dot,
     may_carry,
+    new_parsed,
 )
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -318,23 +319,23 @@ def host_view(url: ParsedURL) -> ParsedURL:
     query or fragment; no raw text), so a per-host rule's hits are a function of the host
     alone by construction and cannot depend on which URL of the host came first.
     """
-    return ParsedURL(
-        raw="",
-        href="",
-        scheme="",
-        username="",
-        password="",
-        host=url.host,
-        host_unicode=url.host_unicode,
-        host_kind=url.host_kind,
-        port=None,
-        pathname="",
-        search="",
-        hash="",
-        registrable_domain=url.registrable_domain,
-        public_suffix=url.public_suffix,
-        suffix_is_private=url.suffix_is_private,
-        ip=url.ip,
+    return new_parsed(
+        "",  # raw
+        "",  # href
+        "",  # scheme
+        "",  # username
+        "",  # password
+        url.host,
+        url.host_unicode,
+        url.host_kind,
+        None,  # port
+        "",  # pathname
+        "",  # search
+        "",  # hash
+        url.registrable_domain,
+        url.public_suffix,
+        url.suffix_is_private,
+        url.ip,
     )
 
 
