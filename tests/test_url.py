@@ -448,3 +448,18 @@ def test_carried_urls_follow_nesting_to_a_bound() -> None:
 def test_carried_urls_stop_at_a_count() -> None:
     query = "&".join(f"p{i}=https://a{i}.example/" for i in range(MAX_CARRIED * 3))
     assert len(carried_urls(parse("https://www.example.com/?" + query))) == MAX_CARRIED
+
+
+def test_only_short_carried_parameters_are_kept_in_memory() -> None:
+    from urlvet import url as url_module
+
+    kept = url_module._kept_carried_parameter
+    kept.cache_clear()
+    short = parse("https://a.example/cb?redirect_uri=https%3A%2F%2Fapp.example%2Fcb")
+    assert [c.target.host for c in carried_urls(short)] == ["app.example"]
+    assert kept.cache_info().currsize == 1
+    # A hostile name as long as the URL limit allows: read, and not kept.
+    name = "n" * (url_module.CARRIED_PARAMETER_KEPT_LENGTH + 1)
+    long = parse(f"https://a.example/cb?{name}=https%3A%2F%2Fother.example%2F")
+    assert [c.target.host for c in carried_urls(long)] == ["other.example"]
+    assert kept.cache_info().currsize == 1

@@ -587,7 +587,10 @@ def carried_urls(url: ParsedURL) -> tuple[CarriedURL, ...]:
                 continue
             if len(found) >= MAX_CARRIED:
                 break
-            read = _carried_parameter(raw_name, raw_value)
+            if len(raw_name) + len(raw_value) <= CARRIED_PARAMETER_KEPT_LENGTH:
+                read = _kept_carried_parameter(raw_name, raw_value)
+            else:
+                read = _carried_parameter(raw_name, raw_value)
             if read is None:
                 continue
             name, text, encoding, target = read
@@ -602,14 +605,17 @@ CARRIED_PARAMETERS_KEPT = 8192
 """Query parameters whose reading as a carried URL :func:`carried_urls` keeps: links repeat
 their destination parameters (one sign-in callback for thousands of links), and decoding and
 parsing the value is most of reading one."""
+CARRIED_PARAMETER_KEPT_LENGTH = 1024
+"""The longest parameter (name and raw value) whose reading is kept: a query of hostile
+parameters of the longest length read would otherwise have the memo hold hundreds of
+megabytes. Longer ones are read each time."""
 
 
-@lru_cache(maxsize=CARRIED_PARAMETERS_KEPT)
 def _carried_parameter(raw_name: str, raw_value: str) -> tuple[str, str, str, ParsedURL] | None:
     """The decoded name, the value as an absolute URL, how it was encoded and the URL parsed,
     of the query parameter ``raw_name=raw_value``; None when its value carries no URL of
     :data:`CARRIED_SCHEMES`. A pure function of the two strings (the parsed URL is immutable),
-    memoised like the host facts of :func:`parse`."""
+    memoised for parameters up to :data:`CARRIED_PARAMETER_KEPT_LENGTH` long."""
     decoded = _decode_carried(form_decode(raw_value))
     if decoded is None:
         return None
@@ -621,6 +627,9 @@ def _carried_parameter(raw_name: str, raw_value: str) -> tuple[str, str, str, Pa
     if target.scheme not in CARRIED_SCHEMES:
         return None
     return form_decode(raw_name), text, encoding, target
+
+
+_kept_carried_parameter = lru_cache(maxsize=CARRIED_PARAMETERS_KEPT)(_carried_parameter)
 
 
 def may_carry(search: str) -> bool:
