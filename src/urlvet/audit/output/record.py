@@ -203,17 +203,17 @@ class RecordTemplate(NamedTuple):
         """The record of ``url``, a plain URL of this shape that carries no secret, whose
         tail is ``tail``: a plain tail, which JSON writes as it is (it holds no character
         that JSON escapes)."""
-        href = self.shape.href_head + tail
-        b = self.base
+        shape, base, head_json, href_head_json, verdict_json, host_json = self
+        href = shape.href_head + tail
         body = (
-            f'"url":"{self.head_json}{tail}","href":"{self.href_head_json}{tail}'
-            f"{self.verdict_json}{self.host_json}"
-            if self.verdict_json
+            f'"url":"{head_json}{tail}","href":"{href_head_json}{tail}{verdict_json}{host_json}'
+            if verdict_json
             else ""
         )
+        decision, findings, _, _, server, _, top_rank, codes, _ = base
         # The tuple built directly: a named tuple's own __new__ is a Python function.
         return _new_tuple(
-            Record, (b.decision, b.findings, url, href, b.server, body, b.top_rank, b.codes, href)
+            Record, (decision, findings, url, href, server, body, top_rank, codes, href)
         )
 
 
