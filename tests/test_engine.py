@@ -327,3 +327,21 @@ def test_the_host_view_is_the_url_with_everything_but_its_host_blank() -> None:
             suffix_is_private=url.suffix_is_private,
             ip=url.ip,
         )
+
+
+def test_findings_the_engine_builds_share_no_state_through_their_field_set() -> None:
+    # The engine gives every finding it builds one set of field names: copying one with an
+    # update must leave the others as they were, and each must still equal a validated one.
+    from urlvet.findings import Finding
+
+    first, second = (
+        OFFLINE.vet_offline(url).findings[0]
+        for url in ("http://127.0.0.1:8080/a", "http://10.0.0.1/b")
+    )
+    assert first.__pydantic_fields_set__ is second.__pydantic_fields_set__
+    before = set(second.model_fields_set)
+    changed = first.model_copy(update={"message": "changed"})
+    assert changed.message == "changed"
+    assert second.model_fields_set == before
+    assert changed.__pydantic_fields_set__ is not first.__pydantic_fields_set__
+    assert Finding.model_validate(second.model_dump()) == second
