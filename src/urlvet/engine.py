@@ -475,14 +475,19 @@ class Vetter:
         if any(reads_tail(url, settings) for reads_tail in conditions):
             return None
         v = self._finish(state, None)
+        # Equal strings kept once (a shape is kept for every head of an audit's hosts): the
+        # href's head is most often the head as written, a host's Unicode form the host.
+        href_head = url.href[: -len(shape)]
+        host = v.host
+        host_unicode = v.host_unicode
         return PlainShape(
             head,
             shape,
-            url.href[: -len(shape)],
+            head if href_head == head else href_head,
             v.decision,
             self._shared_findings(v.findings),
-            v.host,
-            v.host_unicode,
+            host,
+            host if host_unicode == host else host_unicode,
             v.host_kind,
             v.registrable_domain,
             v.server,
