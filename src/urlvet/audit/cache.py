@@ -10,7 +10,7 @@ from urlvet.audit.output.record import Record
 
 CACHE_SIZE = 262_144
 """The most distinct (URL, server, message) keys whose records are cached."""
-CACHE_BYTES = 32 << 20
+CACHE_BYTES = 24 << 20
 """The most bytes (estimated) of cached records: the bound that usually applies."""
 
 MADE_SHARE = 0.25
