@@ -428,6 +428,55 @@ def plain_split(raw: str) -> tuple[str, str, str] | None:
     return head, tail, PLAIN_ROOT if root else PLAIN_PATH
 
 
+# A path of plain characters (see _PLAIN_TAIL), then a query and a fragment of the characters
+# a URL carried in a parameter is written with: none of them is percent-encoded by the parser
+# in a special URL's query or fragment (not the space, '"', '<', '>', "'", '`', no control or
+# non-ASCII character), none is a backslash, and JSON writes each as it is.
+_PLAIN_PATH_PART = re.compile(r"/[A-Za-z0-9._~/-]*+")
+_QUERY_PART = re.compile(r"[A-Za-z0-9._~!$()*+,;=:@/?%&-]*+")
+
+
+def query_split(raw: str) -> tuple[str, str, str, str] | None:
+    """(head, path, search, hash) when ``raw`` is a plain head and path followed by a query
+    (and fragment) of URL characters, else None.
+
+    The head is as in :func:`plain_split`; the path is a plain path (unreserved characters
+    and '/', no dot segment, no ``aHR0c``), so that head + path is a plain URL; the query
+    and the fragment hold only ASCII letters, digits and ``-._~!$()*+,;=:@/?%&`` (the
+    fragment no '#'), which the URL parser copies into the href as they are: the URL's href
+    is the href of head + path with the rest of ``raw`` after it. ``search`` and ``hash``
+    are what the parser gives (``''`` for a bare '?' or '#'). For URLs that carry a URL in
+    a parameter, which the rules that read the query judge on their own (see
+    :attr:`urlvet.checks.base.Rule.plain_query`).
+    """
+    if raw.startswith("https://"):
+        start = 8
+    elif raw.startswith("http://"):
+        start = 7
+    else:
+        return None
+    slash = raw.find("/", start)
+    if slash < 0:
+        return None
+    head = raw[:slash]
+    if "?" in head or "#" in head or "\\" in head:
+        return None
+    end = len(raw)
+    hash_at = raw.find("#", slash)
+    if hash_at >= 0:
+        end = hash_at
+    query_at = raw.find("?", slash, end)
+    path_end = end if query_at < 0 else query_at
+    path = raw[slash:path_end]
+    if "/." in path or "aHR0c" in path or _PLAIN_PATH_PART.fullmatch(path) is None:
+        return None
+    query = raw[query_at + 1 : end] if query_at >= 0 else ""
+    fragment = raw[hash_at + 1 :] if hash_at >= 0 else ""
+    if _QUERY_PART.fullmatch(query) is None or _QUERY_PART.fullmatch(fragment) is None:
+        return None
+    return head, path, "?" + query if query else "", "#" + fragment if fragment else ""
+
+
 def normalize_domain(text: str) -> str:
     """A domain as a browser spells it: lower case, A-labels, no trailing dot.
 
