@@ -25,7 +25,7 @@ from urlvet.audit.pipeline import RecordVetter
 from urlvet.checks.registry import rules as all_rules
 from urlvet.evaluate import default_corpus_files, load_cases
 from urlvet.server import Server, as_server
-from urlvet.url import InvalidURL, parse, plain_split, query_split
+from urlvet.url import InvalidURL, carried_urls, parse, parse_plain, plain_split, query_split
 
 OFFLINE = {"dns": {"enabled": False}}
 REMOTE = "https://mcp.example.com/mcp"
@@ -310,6 +310,35 @@ def test_the_parser_copies_the_query_into_the_href() -> None:
             )
             checked += 1
     assert checked > 2000
+
+
+def test_a_plain_url_built_from_its_head_is_what_parse_gives() -> None:
+    # How carried plain URLs are read (urlvet.url.parse_plain): from their head's parse.
+    rng = random.Random(6)
+    tails = ["/", "/a", "/a/b/", "/?", "/#", "/a?b=c", "/a?b#", "/a?#x", "/x#y=z/w", "/?q=1&r"]
+    checked = 0
+    for head in [*EXTRA_HEADS, *corpus_heads()]:
+        for tail in rng.sample(tails, 4):
+            raw = head + tail
+            built = parse_plain(raw)
+            if built is None:
+                continue
+            assert built == parse(raw), raw
+            checked += 1
+    assert checked > 2000
+    assert parse_plain("https://h.example/a?u=http://x/") is None
+    assert parse_plain("https:///x") is None  # no host before the path: not its head's
+
+
+def test_carried_items_of_the_link_are_those_read_anew() -> None:
+    rng = random.Random(8)
+    for _ in range(300):
+        url = parse("https://h.example" + _tail(rng))
+        first, again = carried_urls(url), carried_urls(url)
+        assert first == again
+        for item in first:
+            assert item.depth == len(item.path)
+            assert item.target == parse(item.value.strip()), item
 
 
 def test_the_mix_of_an_audit_takes_the_query_path() -> None:

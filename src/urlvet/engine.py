@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from urlvet.checks.addresses import NEVER_RESOLVED_TLDS
@@ -34,6 +34,7 @@ from urlvet.url import (
     HostKind,
     InvalidURL,
     ParsedURL,
+    head_url,
     new_parsed,
     parse,
     plain_split,
@@ -119,21 +120,6 @@ class QueryShape(NamedTuple):
     """The URL after its head."""
     findings: tuple[Finding, ...]
     """The findings of the rules that read the query, on the URL itself (most often none)."""
-
-
-HEAD_URLS_KEPT = 16_384
-"""Heads (scheme and authority) whose parse :func:`_head_url` keeps."""
-
-
-@lru_cache(maxsize=HEAD_URLS_KEPT)
-def _head_url(head: str) -> ParsedURL | None:
-    """``head`` + "/" parsed, when its href ends with that "/" (a pure function of the head,
-    kept: URLs with a query repeat their heads)."""
-    try:
-        url = parse(head + "/")
-    except InvalidURL:
-        return None
-    return url if url.href.endswith("/") and url.pathname == "/" else None
 
 
 _VERDICT_FIELDS = frozenset(Verdict.model_fields)
@@ -512,7 +498,7 @@ class Vetter:
             self._keep(cache, key, plain, self._host_cache_size)
         if plain is None:
             return None
-        base = _head_url(head)
+        base = head_url(head)
         if base is None:
             return None
         rules = self._query_rules.get((base.host_kind, server is not None))

@@ -477,6 +477,58 @@ def query_split(raw: str) -> tuple[str, str, str, str] | None:
     return head, path, "?" + query if query else "", "#" + fragment if fragment else ""
 
 
+HEAD_URLS_KEPT = 16_384
+"""Heads (scheme and authority) whose parse :func:`head_url` keeps."""
+
+
+@lru_cache(maxsize=HEAD_URLS_KEPT)
+def head_url(head: str) -> ParsedURL | None:
+    """``head`` + "/" parsed, when it parses to a URL whose path is that "/" and whose href
+    ends with it, else None: what :func:`parse_plain` and the engine build the URLs of a head
+    from (a pure function of the head, kept: URLs repeat their heads)."""
+    try:
+        url = parse(head + "/")
+    except InvalidURL:
+        return None
+    return url if url.href.endswith("/") and url.pathname == "/" else None
+
+
+def parse_plain(raw: str) -> ParsedURL | None:
+    """``parse(raw)`` for a plain URL (see :func:`plain_split`), built from its head's parse
+    and its tail, which the parser copies into the href as it is (a test compares the two);
+    None for any other URL."""
+    split = plain_split(raw)
+    if split is None:
+        return None
+    head, tail, _ = split
+    base = head_url(head)
+    if base is None:
+        return None
+    end = tail.find("#")
+    before = tail if end < 0 else tail[:end]
+    fragment = tail[end:] if 0 <= end < len(tail) - 1 else ""
+    query_at = before.find("?")
+    search = before[query_at:] if 0 <= query_at < len(before) - 1 else ""
+    return new_parsed(
+        raw,
+        base.href[:-1] + tail,
+        base.scheme,
+        base.username,
+        base.password,
+        base.host,
+        base.host_unicode,
+        base.host_kind,
+        base.port,
+        before if query_at < 0 else before[:query_at],
+        search,
+        fragment,
+        base.registrable_domain,
+        base.public_suffix,
+        base.suffix_is_private,
+        base.ip,
+    )
+
+
 def normalize_domain(text: str) -> str:
     """A domain as a browser spells it: lower case, A-labels, no trailing dot.
 
@@ -636,17 +688,26 @@ def carried_urls(url: ParsedURL) -> tuple[CarriedURL, ...]:
                 continue
             if len(found) >= MAX_CARRIED:
                 break
-            if len(raw_name) + len(raw_value) <= CARRIED_PARAMETER_KEPT_LENGTH:
-                read = _kept_carried_parameter(raw_name, raw_value)
+            kept = len(raw_name) + len(raw_value) <= CARRIED_PARAMETER_KEPT_LENGTH
+            if kept and not path:
+                # A parameter of the link itself: the item is the same for every link that
+                # has the parameter (it holds nothing of the link), kept with its reading.
+                item = _kept_first_item(raw_name, raw_value)
+                if item is None:
+                    continue
             else:
-                read = _carried_parameter(raw_name, raw_value)
-            if read is None:
-                continue
-            name, text, encoding, target = read
-            item = CarriedURL(name, (*path, name), text, target, len(path) + 1, encoding)
+                read = (
+                    _kept_carried_parameter(raw_name, raw_value)
+                    if kept
+                    else _carried_parameter(raw_name, raw_value)
+                )
+                if read is None:
+                    continue
+                name, text, encoding, target = read
+                item = CarriedURL(name, (*path, name), text, target, len(path) + 1, encoding)
             found.append(item)
-            if target.search and item.depth < MAX_CARRIED_DEPTH:
-                queue.append((target, item.path))
+            if item.target.search and item.depth < MAX_CARRIED_DEPTH:
+                queue.append((item.target, item.path))
     return tuple(found)
 
 
@@ -670,7 +731,8 @@ def _carried_parameter(raw_name: str, raw_value: str) -> tuple[str, str, str, Pa
         return None
     text, encoding = decoded
     try:
-        target = parse(text.strip())
+        stripped = text.strip()
+        target = parse_plain(stripped) or parse(stripped)
     except InvalidURL:
         return None
     if target.scheme not in CARRIED_SCHEMES:
@@ -679,6 +741,18 @@ def _carried_parameter(raw_name: str, raw_value: str) -> tuple[str, str, str, Pa
 
 
 _kept_carried_parameter = lru_cache(maxsize=CARRIED_PARAMETERS_KEPT)(_carried_parameter)
+
+
+@lru_cache(maxsize=CARRIED_PARAMETERS_KEPT)
+def _kept_first_item(raw_name: str, raw_value: str) -> CarriedURL | None:
+    """The item of :func:`carried_urls` for the parameter ``raw_name=raw_value`` of the link
+    itself (depth 1), or None when it carries no URL: a pure function of the two strings
+    (the item is immutable), kept as :func:`_kept_carried_parameter` keeps the reading."""
+    read = _kept_carried_parameter(raw_name, raw_value)
+    if read is None:
+        return None
+    name, text, encoding, target = read
+    return CarriedURL(name, (name,), text, target, 1, encoding)
 
 
 def may_carry(search: str) -> bool:

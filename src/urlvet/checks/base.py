@@ -514,13 +514,13 @@ _NOTHING_CARRIED: tuple[tuple[CarriedURL, ...], CarriedURL | None] = ((), None)
 def _carried_analysis(
     url: ParsedURL, ctx: CheckContext
 ) -> tuple[tuple[CarriedURL, ...], CarriedURL | None]:
-    if not url.search or not may_carry(url.search):
-        return _NOTHING_CARRIED
     # Four rules ask; the answer is computed once per URL.
     memo = ctx.memo.get("carried")
     if memo is not None and memo[0] is url:
         answer: tuple[tuple[CarriedURL, ...], CarriedURL | None] = memo[1]
         return answer
+    if not url.search or not may_carry(url.search):
+        return _NOTHING_CARRIED
     items = carried_urls(url)
     redirect = None
     if items:
