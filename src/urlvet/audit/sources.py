@@ -348,41 +348,46 @@ class LineRoute:
 
     def mine(self, lineno: int, text: str) -> bool:
         """True when line ``lineno`` (its text ``text``) is this worker's."""
-        count = self.count
-        start = text.find("://") + 3
-        if start < 3:
-            return lineno % count == self.index
-        host = text[start : start + ROUTE_HOST_CHARS]
-        end = host.find("/")
-        if end >= 0:
-            host = host[:end]
-        port = host.rfind(":")
-        if port > 0 and host[port + 1 :].isdigit():
-            host = host[:port]  # the same host on another port: the same worker
-        seen = self._seen
-        state = seen.get(host)
-        if state is None:
-            if len(seen) >= ROUTE_HOSTS_KEPT:
-                seen.clear()
-            state = zlib.crc32(host.encode("utf-8", "surrogatepass")) % count
-        if state >= ROUTE_HOST_LINES * count:
-            return lineno % count == self.index
-        seen[host] = state + count
-        return state % count == self.index
+        return next(self.lines(iter(((lineno, text),))), None) is not None
 
     def lines(
         self, lines: Iterator[tuple[int, str] | Diagnostic]
     ) -> Iterator[tuple[int, str] | Diagnostic]:
-        """This worker's part of ``lines`` (from :meth:`Reader._lines`)."""
-        mine = self.mine
+        """This worker's part of ``lines`` (from :meth:`Reader._lines`), counting hosts."""
         count = self.count
         index = self.index
+        seen = self._seen
+        hot = ROUTE_HOST_LINES * count
+        width = ROUTE_HOST_CHARS
+        crc32 = zlib.crc32
         for item in lines:
             if item.__class__ is Diagnostic:
-                line = item.line
-                if (line or 0) % count == index:
+                if (item.line or 0) % count == index:
                     yield item
-            elif mine(*item):  # type: ignore[misc]
+                continue
+            lineno, text = item  # type: ignore[misc]
+            start = text.find("://") + 3
+            if start < 3:
+                if lineno % count == index:
+                    yield item
+                continue
+            end = text.find("/", start, start + width)
+            host = text[start:end] if end >= 0 else text[start : start + width]
+            if ":" in host:
+                port = host.rfind(":")
+                if port and host[port + 1 :].isdigit():
+                    host = host[:port]  # the same host on another port: the same worker
+            state = seen.get(host)
+            if state is None:
+                if len(seen) >= ROUTE_HOSTS_KEPT:
+                    seen.clear()
+                state = crc32(host.encode("utf-8", "surrogatepass")) % count
+            elif state >= hot:
+                if lineno % count == index:
+                    yield item
+                continue
+            seen[host] = state + count
+            if state % count == index:
                 yield item
 
 
