@@ -78,6 +78,7 @@ _COUNT_CHUNK = 1 << 22
 _FIND_CHUNK = 1 << 16
 _PROGRESS_EVERY = 0.2
 _SPLICE_BATCH = 4096
+_SPLICE_BUFFER = 1 << 18
 
 Share = tuple[Source, ...]
 """A worker's part of the input: whole files and byte ranges of files, in input order."""
@@ -514,7 +515,7 @@ def _splice(setup: _Setup, index: int, parts: list[_ShareResult], writer: JsonWr
     (each in input order, one object a line), and remove the parts."""
     paths = [_part_path(setup.folder, index, w) for w in range(len(parts))]
     keys = [array("Q", part.keys) for part in parts]
-    files = [open(path, "rb") for path in paths]  # noqa: SIM115
+    files = [open(path, "rb", buffering=_SPLICE_BUFFER) for path in paths]  # noqa: SIM115
     try:
         every = array("Q")
         reads: list[Callable[[], bytes]] = []

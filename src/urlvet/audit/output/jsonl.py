@@ -117,7 +117,7 @@ class JsonWriter:
         self.stream.flush()
         out = self.stream.buffer
         if not self.array:
-            out.writelines(lines)
+            out.write(b"".join(lines))  # one write: each line would be a copy and a check
             return
         body = b",\n".join([line[:-1] for line in lines])
         out.write((b"\n" if self._first else b",\n") + body)
