@@ -569,6 +569,41 @@ def test_the_preload_lookup_agrees_with_the_hstspreload_package() -> None:
     assert not all(expected.values())
 
 
+def test_the_preload_lookup_agrees_with_the_package_over_listed_names() -> None:
+    """Names taken from the list's own file (every bucket of every layer), a subdomain of
+    each, a near miss of each, and the parents, looked up both ways."""
+    import random
+    import warnings
+    from pathlib import Path
+
+    import hstspreload
+
+    data = Path(hstspreload.__file__).with_name("hstspreload.bin").read_bytes()
+    listed: list[str] = []
+    for layer in hstspreload._JUMPTABLE:
+        for jump in layer:
+            if jump is None:
+                continue
+            i, end = jump[0], jump[0] + jump[1]
+            while i < end:
+                n = data[i + 1]
+                listed.append(data[i + 2 : i + 2 + n].decode("ascii"))
+                i += 2 + n
+    assert len(listed) > 100_000
+    rng = random.Random(5)
+    names = rng.sample(listed, 1500)
+    hosts = set(names)
+    for name in names[:500]:
+        hosts.add("www." + name)
+        hosts.add(name[:-1] + ("x" if name[-1] != "x" else "y"))
+        hosts.add(name.split(".", 1)[-1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        expected = {h: hstspreload.in_hsts_preload(h) for h in sorted(hosts)}
+    assert {h: is_hsts_preloaded(h) for h in sorted(hosts)} == expected
+    assert 0.2 < sum(expected.values()) / len(expected) < 0.95
+
+
 def test_the_policy_may_lower_uv101_for_preloaded_hosts() -> None:
     policy = Policy().with_changes(dns={"enabled": False}, tls={"hsts_preloaded_severity": "low"})
     vetter = Vetter(policy)

@@ -175,7 +175,7 @@ class Vetter:
     _host_lock: threading.Lock
     _destination_cache: dict[tuple[str, int], Verdict]
     _plain_cache: dict[tuple[str, str, Server | None], PlainShape | None]
-    _plain_findings: dict[str, tuple[Finding, ...]]
+    _plain_findings: dict[int, tuple[Finding, ...]]
     _plain_kinds: frozenset[tuple[HostKind, bool]]
     _plain_conditions: dict[tuple[HostKind, bool], tuple[TailCondition, ...]]
     _plain_limit: int
@@ -624,7 +624,9 @@ class Vetter:
             return findings
         table = self._plain_findings
         # The severity's value rather than the member, whose repr is made in Python.
-        key = repr([(f.code, f.severity.value, f.message, f.evidence) for f in findings])
+        # Kept by the hash of their text (equal findings are checked below): the text of
+        # thousands of findings would take megabytes to hold.
+        key = hash(repr([(f.code, f.severity.value, f.message, f.evidence) for f in findings]))
         kept = table.get(key)
         if kept is not None and kept == findings:
             return kept

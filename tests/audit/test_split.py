@@ -9,6 +9,7 @@ import io
 import itertools
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -27,11 +28,12 @@ from urlvet.audit import (
     Source,
     command,
     expand_paths,
+    sources,
     split,
 )
 from urlvet.audit.output import RunInfo
 from urlvet.audit.output.jsonl import JsonWriter
-from urlvet.audit.sources import SNIFF_BYTES
+from urlvet.audit.sources import SNIFF_BYTES, Meter, Reader
 from urlvet.cli import main
 from urlvet.policy import Policy
 
@@ -359,6 +361,117 @@ def test_the_summary_adds_up_to_the_one_process_summary(in_tmp: Path) -> None:
     assert one_reporter.collected == split_reporter.collected
 
 
+def test_a_file_named_twice_is_audited_twice_without_a_split(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(split, "MIN_SHARE_BYTES", 64)
+    (in_tmp / "a.urls").write_bytes(b"\n".join(url_lines(2000)) + b"\n")
+    sources_ = list(expand_paths(["a.urls", "a.urls"]))
+    # The workers place objects by their file's name: the pool audits it instead.
+    assert split.plan_split(sources_, "jsonl", AuditOptions(jobs=2), offline=True) is None
+    assert split.plan_split(sources_[:1], "jsonl", AuditOptions(jobs=2), offline=True)
+    one = audit("--format", "jsonl", "a.urls", "a.urls", jobs=1)
+    two = audit("--format", "jsonl", "a.urls", "a.urls", jobs=2)
+    assert one == two
+    assert one[1].count(b'"line":2,') == 2
+
+
+# -- routing: each worker audits the lines of its own hosts --------------------------------------
+
+
+def routed_lines(rng: random.Random, n: int) -> list[str]:
+    hosts = [f"h{i}.example.com" for i in range(300)]
+    lines = []
+    for i in range(n):
+        r = rng.random()
+        if r < 0.05:
+            lines.append(rng.choice(["", "# a comment", "no url here", "://", "x://"]))
+        elif r < 0.35:
+            lines.append(f"https://hot.example.com/{i}")  # more than ROUTE_HOST_LINES
+        elif r < 0.40:
+            lines.append(f"https://[2001:db8::{i % 7}]:8443/{i}")
+        else:
+            host = rng.choice(hosts)
+            port = rng.choice(["", ":443", ":8080", ":x"])
+            lines.append(f"{rng.choice(['http', 'https', 'ftp'])}://{host}{port}/p/{i}?q={i}")
+    return lines
+
+
+@pytest.mark.parametrize("count", [2, 3, 5])
+def test_every_line_goes_to_exactly_one_worker(count: int) -> None:
+    rng = random.Random(count)
+    lines = routed_lines(rng, 8000)
+    routes = [split.LineRoute(w, count) for w in range(count)]
+    owners = [[w for w, r in enumerate(routes) if r.mine(n, text)] for n, text in enumerate(lines)]
+    assert all(len(o) == 1 for o in owners)
+    # A host's lines go to one worker until it has had ROUTE_HOST_LINES of them, however
+    # its URLs are spelt (scheme, port); then they are dealt out.
+    by_host: dict[str, set[int]] = {}
+    hot: list[int] = []
+    for text, (owner,) in zip(lines, owners, strict=True):
+        if "hot.example.com" in text:
+            hot.append(owner)
+        elif "://h" in text:
+            authority = text.split("://", 1)[1].split("/", 1)[0]
+            if not authority.endswith(":x"):  # not a port: another host for the route
+                by_host.setdefault(authority.split(":")[0], set()).add(owner)
+    assert len(by_host) == 300
+    assert all(len(o) == 1 for o in by_host.values())
+    assert len({next(iter(o)) for o in by_host.values()}) == count  # all workers get hosts
+    limit = sources.ROUTE_HOST_LINES
+    assert len(hot) > limit + 500
+    assert len(set(hot[:limit])) == 1
+    assert len(set(hot[limit:])) == count
+
+
+def test_the_route_is_the_same_in_every_process(tmp_path: Path) -> None:
+    """CRC-32, not Python's salted hash: a worker started afresh routes as its siblings do."""
+    lines = routed_lines(random.Random(7), 3000)
+    script = (
+        "import sys, json\n"
+        "from urlvet.audit.sources import LineRoute\n"
+        "lines = json.load(sys.stdin)\n"
+        "r = LineRoute(1, 3)\n"
+        "print(json.dumps([r.mine(n, t) for n, t in enumerate(lines)]))\n"
+    )
+    got = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", script],
+                input=json.dumps(lines),
+                capture_output=True,
+                text=True,
+                check=True,
+                env={**os.environ, "PYTHONHASHSEED": seed},
+            ).stdout
+        )
+        for seed in ("1", "2")
+    ]
+    here = split.LineRoute(1, 3)
+    assert got[0] == got[1] == [here.mine(n, t) for n, t in enumerate(lines)]
+
+
+def test_each_worker_reads_only_its_hosts_urls(in_tmp: Path) -> None:
+    lines = routed_lines(random.Random(3), 5000)
+    (in_tmp / "a.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    sources_ = list(expand_paths(["a.log"]))
+    everything = list(Reader(AuditOptions(), Meter()).read(sources_))
+    parts = [
+        list(Reader(AuditOptions(), Meter(), split.LineRoute(w, 2)).read(sources_))
+        for w in range(2)
+    ]
+    assert sorted(parts[0] + parts[1], key=lambda o: (o.line, o.column)) == everything
+    hosts = [
+        {o.url.split("/")[2].split(":")[0] for o in p if "://h" in o.url and ":x" not in o.url}
+        for p in parts
+    ]
+    assert "hot.example.com" in hosts[0] & hosts[1]  # dealt out once it is hot
+    hosts = [h - {"hot.example.com"} for h in hosts]
+    assert hosts[0]
+    assert hosts[1]
+    assert not hosts[0] & hosts[1]
+
+
 # -- when a split is planned ------------------------------------------------------------------
 
 
@@ -486,9 +599,10 @@ def test_ctrl_c_or_sigterm_leaves_no_worker_and_no_temporary_file(in_tmp: Path, 
     try:
         deadline = time.monotonic() + 60
         while not [
-            p
-            for p in (in_tmp / "out").iterdir()
-            if p.name.startswith(".urlvet-share-") and p.exists() and p.stat().st_size > 0
+            part
+            for folder in (in_tmp / "out").glob(".urlvet-share-*")
+            for part in folder.glob("*.part")
+            if part.exists() and part.stat().st_size > 0
         ]:
             assert time.monotonic() < deadline
             assert proc.poll() is None

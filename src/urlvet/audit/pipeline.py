@@ -45,7 +45,7 @@ from urlvet.audit.cache import Key, RecordCache, SharedParts
 from urlvet.audit.options import AuditOptions
 from urlvet.audit.output.record import Record, RecordTemplates, record_from_verdict
 from urlvet.audit.report import Reporter, Summary
-from urlvet.audit.sources import Diagnostic, Meter, Occurrence, Reader, Source
+from urlvet.audit.sources import Diagnostic, LineRoute, Meter, Occurrence, Reader, Source
 from urlvet.errors import InputError
 
 if TYPE_CHECKING:
@@ -467,17 +467,19 @@ class Auditor:
         reporter: Reporter,
         progress: ProgressFn | None = None,
         strategy: Strategy | None = None,
+        route: LineRoute | None = None,
     ) -> Summary:
         """Audit the sources; results go to ``reporter``. Returns the run's summary.
 
         ``strategy``: how to vet (closed at the end); by default in process, in worker
         processes with ``jobs`` > 1, or on an event loop when the policy uses DNS.
+        ``route``: audit only the lines it gives this worker (a routed split audit).
         The caller starts the reporter's writer before and finishes it after (with the
         summary), so that it can add to the summary first (a baseline written, say).
         """
         started = time.perf_counter()
         meter = Meter()
-        reader = Reader(self.options, meter)
+        reader = Reader(self.options, meter, route)
         items = reader.read(sources)
         cache = RecordCache(self.options.cache_size, self.options.cache_bytes)
         if strategy is None:

@@ -19,6 +19,7 @@ import json
 import os
 import re
 import sys
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -312,12 +313,95 @@ class Meter:
         self.name = ""
 
 
-class Reader:
-    """Turns sources into occurrences and diagnostics, one line at a time."""
+ROUTE_HOST_LINES = 1024
+"""Lines of one host that a routed read gives to the host's worker; the host's later lines
+are dealt out by line number, so that a host that fills much of a log is shared out."""
+ROUTE_HOSTS_KEPT = 1 << 18
+"""Hosts whose line counts a routed read keeps before it starts counting afresh."""
+ROUTE_HOST_CHARS = 256
+"""Characters after ``://`` that name a line's host for routing, at most."""
 
-    def __init__(self, options: AuditOptions, meter: Meter) -> None:
+
+class LineRoute:
+    """Which lines one of ``count`` workers audits when each reads the whole input (a routed
+    split audit: :mod:`urlvet.audit.split`).
+
+    A line goes to the worker its first URL's host hashes to (the text between the first
+    ``://`` and the next ``/``, less a port), so that each worker meets only its own hosts and works out
+    what the engine keeps per host and per shape for those alone; once a host has had
+    :data:`ROUTE_HOST_LINES` lines, its further lines, and every line without ``://``, are
+    dealt out by line number. Each worker reads the same lines in the same order and counts
+    the same way, so every line goes to exactly one worker, whatever the start method of the
+    processes (the hash is CRC-32, not Python's salted one). A line that cannot be read
+    (a diagnostic) goes by its line number; problems with a file as a whole go to worker 0.
+    """
+
+    __slots__ = ("_seen", "count", "index")
+
+    def __init__(self, index: int, count: int) -> None:
+        if not 0 <= index < count:
+            raise ValueError(f"worker {index} of {count}")
+        self.index = index
+        self.count = count
+        self._seen: dict[str, int] = {}
+        """host -> lines so far * count + the host's worker."""
+
+    def mine(self, lineno: int, text: str) -> bool:
+        """True when line ``lineno`` (its text ``text``) is this worker's."""
+        return next(self.lines(iter(((lineno, text),))), None) is not None
+
+    def lines(
+        self, lines: Iterator[tuple[int, str] | Diagnostic]
+    ) -> Iterator[tuple[int, str] | Diagnostic]:
+        """This worker's part of ``lines`` (from :meth:`Reader._lines`), counting hosts."""
+        count = self.count
+        index = self.index
+        seen = self._seen
+        hot = ROUTE_HOST_LINES * count
+        width = ROUTE_HOST_CHARS
+        crc32 = zlib.crc32
+        for item in lines:
+            if item.__class__ is Diagnostic:
+                if (item.line or 0) % count == index:
+                    yield item
+                continue
+            lineno, text = item  # type: ignore[misc]
+            start = text.find("://") + 3
+            if start < 3:
+                if lineno % count == index:
+                    yield item
+                continue
+            end = text.find("/", start, start + width)
+            host = text[start:end] if end >= 0 else text[start : start + width]
+            if ":" in host:
+                port = host.rfind(":")
+                if port and host[port + 1 :].isdigit():
+                    host = host[:port]  # the same host on another port: the same worker
+            state = seen.get(host)
+            if state is None:
+                if len(seen) >= ROUTE_HOSTS_KEPT:
+                    seen.clear()
+                state = crc32(host.encode("utf-8", "surrogatepass")) % count
+            elif state >= hot:
+                if lineno % count == index:
+                    yield item
+                continue
+            seen[host] = state + count
+            if state % count == index:
+                yield item
+
+
+class Reader:
+    """Turns sources into occurrences and diagnostics, one line at a time; with a
+    :class:`LineRoute`, only the route's lines (and, on worker 0, the problems of files
+    as a whole)."""
+
+    def __init__(self, options: AuditOptions, meter: Meter, route: LineRoute | None = None) -> None:
         self.options = options
         self.meter = meter
+        self.route = route
+        self._files = route is None or route.index == 0
+        """True when problems with a file as a whole are this reader's to report."""
         self.skipped_files = 0
         self.sources = 0
         self.lines = 0
@@ -335,7 +419,8 @@ class Reader:
                 sys.stdin.buffer if source.path is None else open(source.path, "rb", buffering=0)  # noqa: SIM115
             )
         except OSError as exc:
-            yield Diagnostic(source.name, None, None, "unreadable", _os_reason(exc))
+            if self._files:
+                yield Diagnostic(source.name, None, None, "unreadable", _os_reason(exc))
             return
         if source.span is not None:
             try:
@@ -347,11 +432,12 @@ class Reader:
             try:
                 head = _read_head(stream)
             except OSError as exc:
-                yield Diagnostic(source.name, None, None, "unreadable", _os_reason(exc))
+                if self._files:
+                    yield Diagnostic(source.name, None, None, "unreadable", _os_reason(exc))
                 return
             problem = _binary_problem(head)
             if problem is not None:
-                if source.explicit:
+                if source.explicit and self._files:
                     code, message = problem
                     yield Diagnostic(source.name, None, None, code, message)
                 else:
@@ -363,7 +449,8 @@ class Reader:
                 kind = sniff_kind(source.name, head)
             limit = self._limit(kind)
             reader = io.BufferedReader(_Prefixed(head, stream), 1 << 16)
-            yield from self._kind(kind, self._lines(reader, source.name, limit), source.name)
+            lines = self._lines(reader, source.name, limit)
+            yield from self._kind(kind, self._routed(lines), source.name)
         finally:
             if source.path is not None:
                 stream.close()
@@ -377,11 +464,17 @@ class Reader:
         try:
             stream.seek(span.start)
         except OSError as exc:
-            yield Diagnostic(source.name, span.first_line, None, "unreadable", _os_reason(exc))
+            if self._files:
+                yield Diagnostic(source.name, span.first_line, None, "unreadable", _os_reason(exc))
             return
         reader = io.BufferedReader(_Range(stream, span.end - span.start), 1 << 16)
         lines = self._lines(reader, source.name, self._limit(span.kind), span.first_line)
-        yield from self._kind(span.kind, lines, source.name)
+        yield from self._kind(span.kind, self._routed(lines), source.name)
+
+    def _routed(
+        self, lines: Iterator[tuple[int, str] | Diagnostic]
+    ) -> Iterator[tuple[int, str] | Diagnostic]:
+        return lines if self.route is None else self.route.lines(lines)
 
     def _limit(self, kind: InputKind) -> int:
         return self.options.max_line_bytes or (

@@ -1,27 +1,29 @@
-"""Split audits: large line-oriented inputs cut into shares, each audited whole by a worker.
+"""Split audits: large line-oriented inputs audited by workers that each take their own hosts.
 
 With ``--jobs N`` offline, the process pool (:class:`~urlvet.audit.pipeline.ProcessPool`)
 still reads, looks up and reports every URL in the main process, which caps it near the
 speed of one process. For JSON Lines and JSON output there is no need: the output of a run
 is the outputs of its parts, one after the other. So the inputs, taken as one stream of
-bytes, are cut into contiguous shares at line starts, and ``N`` workers run the ordinary
-one-process pipeline (reader, cache, in-process vetting, reporter, writer) on the shares, each
-share written to a temporary file. The main process does no per-URL work: it plans the cuts
-(counting the line breaks before each, so that line numbers go on), then appends the shares'
-outputs to the real output in input order as they finish, adds up their summaries, and shows
-their first input problems on stderr, so that the output, the summary, the exit code, stderr
-and a written baseline are those of a one-process run. Only the count of keys vetted differs
-(each worker has a cache of its own, a fraction of the run's budget).
+bytes, are cut into contiguous shares at line starts (counting the line breaks before each
+cut, so that line numbers go on), and ``N`` workers run the ordinary one-process pipeline
+(reader, cache, in-process vetting, reporter, writer) on them. The main process does no
+per-URL work: it appends the shares' outputs to the real output in input order as they are
+done, adds up their summaries, and shows their first input problems on stderr, so that the
+output, the summary, the exit code, stderr and a written baseline are those of a one-process
+run. Only the count of keys vetted differs (each worker has a cache of its own).
 
-There are several shares per worker (:data:`SHARES_PER_JOB`): a worker done with one takes
-the next, so that a slower share does not hold the run up. Each worker keeps one Vetter for
-all its shares, but every worker meets most hosts: what the engine works out once per host
-(and per plain-URL shape) is worked out, and held, once per worker. On inputs where that is
-a large part of the work, a split run costs more CPU in all than one process does.
+Each worker reads every share, in order, and audits only its own lines of it
+(:class:`~urlvet.audit.sources.LineRoute`): those whose first URL's host hashes to it, until
+a host has had many lines, after which its lines are dealt out by line number. What the
+engine works out once per host and per plain-URL shape (the lookalike analysis, the host's
+verdict) is then worked out, and held, by one worker, not by each: reading a line costs far
+less than a host. A worker writes its part of a share to a file, one object a line, and
+sends the order key of each object (its file's place in the share, its line); the main
+process merges the parts of a share by those keys.
 
 A split audit is taken when (:func:`plan_split`): the format is jsonl or json, the audit is
-offline, ``jobs`` > 1, every input is a regular uncompressed file, and there are at least
-two shares of :data:`MIN_SHARE_BYTES`. Otherwise the pipeline runs as before.
+offline, ``jobs`` > 1, every input is a regular uncompressed file named once, and there are
+at least two shares of :data:`MIN_SHARE_BYTES`. Otherwise the pipeline runs as before.
 """
 
 from __future__ import annotations
@@ -29,20 +31,22 @@ from __future__ import annotations
 import dataclasses
 import os
 import queue
+import shutil
 import stat
 import tempfile
 import time
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from urlvet.audit.output.baseline import Baseline, BaselineEntry
 from urlvet.audit.output.jsonl import JsonWriter
 from urlvet.audit.pipeline import Auditor, InProcess, ProgressFn, RecordVetter
 from urlvet.audit.report import Reporter, Summary
-from urlvet.audit.sources import Diagnostic, Source, Span, file_kind
+from urlvet.audit.sources import Diagnostic, LineRoute, Occurrence, Source, Span, file_kind
 from urlvet.errors import UrlvetError
 
 if TYPE_CHECKING:
@@ -51,14 +55,15 @@ if TYPE_CHECKING:
 
     from urlvet.audit.options import AuditOptions
     from urlvet.audit.output.base import RunInfo
+    from urlvet.audit.output.record import Record
     from urlvet.policy import Policy
 
 MIN_SHARE_BYTES = 1 << 20
 """The least input worth a share of its own in a split audit (starting a worker costs about
 0.1 s; vetting a MiB of URLs takes seconds)."""
 SHARES_PER_JOB = 16
-"""Shares per worker: a worker that is done with one takes the next, so that a share that
-goes slower (denser in URLs, or a core busy with other work) does not hold the run up."""
+"""Shares per worker: the output of a share is merged and written as soon as every worker is
+done with it, so that the parts waiting on disk stay a small fraction of the output."""
 SPLIT_FORMATS = ("jsonl", "json")
 """Formats whose output is the outputs of the input's parts one after the other."""
 SHOWN_DIAGNOSTICS = 51
@@ -72,6 +77,8 @@ workers: each worker holds the engine's per-host caches of its own besides."""
 _COUNT_CHUNK = 1 << 22
 _FIND_CHUNK = 1 << 16
 _PROGRESS_EVERY = 0.2
+_SPLICE_BATCH = 4096
+_SPLICE_BUFFER = 1 << 18
 
 Share = tuple[Source, ...]
 """A worker's part of the input: whole files and byte ranges of files, in input order."""
@@ -93,6 +100,8 @@ def plan_split(
     min_share = MIN_SHARE_BYTES if min_share is None else min_share
     if fmt not in SPLIT_FORMATS or not offline or options.jobs < 2 or not sources:
         return None
+    if len({source.name for source in sources}) != len(sources):
+        return None  # a file named twice: the workers place objects by their file's name
     sizes: list[int] = []
     for source in sources:
         if source.path is None or source.span is not None:
@@ -200,8 +209,9 @@ class _Setup:
     """What every worker needs, picklable (any start method works)."""
 
     shares: tuple[Share, ...]
-    outputs: tuple[str, ...]
-    """Share i's output goes to outputs[i]."""
+    folder: str
+    """Where the workers write their parts: share i of worker j to :func:`_part_path`."""
+    jobs: int
     policy: dict[str, Any]
     options: AuditOptions
     fmt: str
@@ -212,28 +222,81 @@ class _Setup:
     parent: int
 
 
+def _part_path(folder: str, share: int, worker: int) -> str:
+    return os.path.join(folder, f"{share}.{worker}.part")
+
+
+def _ordinals(share: Share) -> dict[str, int]:
+    """The position of each source of a share by name (names are distinct: see plan_split)."""
+    return {source.name: i for i, source in enumerate(share)}
+
+
+def _order_key(ordinals: dict[str, int], path: str, line: int | None) -> int:
+    """Where an object of a share's output stands: its source, then its line (0 for a
+    problem with the file as a whole, which comes first)."""
+    return (ordinals[path] << 40) | (line or 0)
+
+
 @dataclass(frozen=True)
 class _ShareResult:
-    """What a worker sends back once a share is written."""
+    """What a worker sends back once its part of a share is written."""
 
     summary: Summary
     shown: list[Diagnostic]
     collected: list[BaselineEntry] | None
+    keys: bytes
+    """The order key of each object of the part (an ``array('Q')``), one a line."""
+    first: dict[str, tuple[int, int]]
+    """Rule code -> (order key, place among the record's codes) where the part first has it:
+    the summary lists codes in the order a one-process run meets them."""
 
 
-Message = tuple[str, int, Any]
-"""(what, share index, payload) from a worker: progress, done or failed."""
+class _KeyedWriter(JsonWriter):
+    """A part's JSON Lines writer that notes where each object stands in the share."""
+
+    def __init__(self, stream: TextIO, info: RunInfo, share: Share) -> None:
+        super().__init__(stream, info, part=True)
+        self.keys = array("Q")
+        self.first: dict[str, tuple[int, int]] = {}
+        self._ordinals = _ordinals(share)
+        self._last_path = ""
+        self._base = 0
+
+    def _key(self, path: str, line: int | None) -> int:
+        if path is not self._last_path:
+            self._last_path = path
+            self._base = _order_key(self._ordinals, path, 0)
+        return self._base | (line or 0)
+
+    def occurrence(self, occ: Occurrence, record: Record, accepted: frozenset[str]) -> None:
+        key = self._key(occ.path, occ.line)
+        self.keys.append(key)
+        if record.codes:
+            first = self.first
+            for place, code in enumerate(record.codes):
+                if code not in first:
+                    first[code] = (key, place)
+        super().occurrence(occ, record, accepted)
+
+    def diagnostic(self, diag: Diagnostic) -> None:
+        self.keys.append(self._key(diag.path, diag.line))
+        super().diagnostic(diag)
 
 
-def _work(setup: _Setup, tasks: Queue[int | None], results: Queue[Message]) -> None:
-    """A worker: audits the shares it is sent, one after another, each into its output."""
+Message = tuple[str, tuple[int, int], Any]
+"""(what, (share, worker), payload) from a worker: progress, done or failed."""
+
+
+def _work(setup: _Setup, worker: int, results: Queue[Message]) -> None:
+    """Worker ``worker`` of ``setup.jobs``: reads every share in turn and audits its own
+    lines of each (:class:`LineRoute`), each share's part into its file."""
     import signal
 
     # Ctrl-C reaches the whole process group: the parent stops the run and ends the workers,
     # with SIGTERM, which ends a worker at once (not the parent's way: see _sigterm_as_exit).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    index = -1
+    share = -1
     try:
         from urlvet.engine import Vetter
         from urlvet.policy import Policy
@@ -241,22 +304,25 @@ def _work(setup: _Setup, tasks: Queue[int | None], results: Queue[Message]) -> N
         policy = Policy.model_validate(setup.policy)
         info = dataclasses.replace(setup.info, rules=policy.compiled.rules)
         vet = RecordVetter.for_options(Vetter(policy), setup.options)
-        while (task := tasks.get()) is not None:
-            index = task
-            results.put(("done", index, _audit_share(setup, index, policy, info, vet, results)))
+        route = LineRoute(worker, setup.jobs)  # one for all shares: hosts counted throughout
+        for share in range(len(setup.shares)):
+            result = _audit_share(setup, share, worker, route, policy, info, vet, results)
+            results.put(("done", (share, worker), result))
     except Exception as exc:  # the parent fails the run with this
-        results.put(("failed", index, f"{type(exc).__name__}: {exc}"))
+        results.put(("failed", (share, worker), f"{type(exc).__name__}: {exc}"))
 
 
 def _audit_share(
     setup: _Setup,
     index: int,
+    worker: int,
+    route: LineRoute,
     policy: Policy,
     info: RunInfo,
     vet: RecordVetter,
     results: Queue[Message],
 ) -> _ShareResult:
-    """The one-process audit of share ``index``, written to its output."""
+    """The one-process audit of this worker's lines of share ``index``, written to its part."""
     import io
 
     shown: list[Diagnostic] = []
@@ -274,11 +340,12 @@ def _audit_share(
         now = time.monotonic()
         if now - last >= _PROGRESS_EVERY:
             last = now
-            results.put(("progress", index, (done_bytes, urls, name)))
+            results.put(("progress", (index, worker), (done_bytes, urls, name)))
 
-    with open(setup.outputs[index], "wb") as raw:
+    share = setup.shares[index]
+    with open(_part_path(setup.folder, index, worker), "wb") as raw:
         stream = io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", newline="\n")
-        writer = JsonWriter(stream, info, array=setup.fmt == "json", part=True)
+        writer = _KeyedWriter(stream, info, share)
         reporter = Reporter(
             writer,
             fail_at=setup.fail_at,
@@ -287,12 +354,12 @@ def _audit_share(
             on_diagnostic=keep,
         )
         summary = Auditor(policy, setup.options).run(
-            setup.shares[index], reporter, progress, strategy=InProcess(vet)
+            share, reporter, progress, strategy=InProcess(vet), route=route
         )
         writer.finish(summary)
         stream.flush()
     collected = list(reporter.collected.values()) if reporter.collected is not None else None
-    return _ShareResult(summary, shown, collected)
+    return _ShareResult(summary, shown, collected, writer.keys.tobytes(), writer.first)
 
 
 # --- the parent ----------------------------------------------------------------------------
@@ -309,9 +376,9 @@ def run_split(
     temp_dir: str | None = None,
     progress: ProgressFn | None = None,
 ) -> Summary:
-    """Audit ``shares`` (from :func:`plan_split`) in ``options.jobs`` workers (fewer when
-    there are fewer shares), each taking the next share when it is done with one; the
-    outputs go to the reporter's writer (a :class:`JsonWriter`) in input order, input
+    """Audit ``shares`` (from :func:`plan_split`) in ``options.jobs`` workers, each reading
+    every share and auditing its own lines of it; the outputs go to the reporter's writer (a
+    :class:`JsonWriter`) in input order, share by share as the workers finish them, input
     problems to its ``on_diagnostic``. Returns the run's summary. Raises
     :class:`UrlvetError` when a worker fails or dies; the workers and the temporary files
     are gone when it returns or raises."""
@@ -322,9 +389,8 @@ def run_split(
         raise TypeError("a split audit writes JSON Lines or JSON")
     started = time.perf_counter()
     context = multiprocessing.get_context()
-    tasks: Queue[int | None] = context.Queue()
     results: Queue[Message] = context.Queue()
-    jobs = min(options.jobs, len(shares))
+    jobs = options.jobs
     # Each worker loads the vetting data and keeps the engine's per-host caches of its own
     # besides its record cache: a smaller record cache pays for part of that.
     worker_options = dataclasses.replace(
@@ -333,26 +399,22 @@ def run_split(
         cache_size=max(1, options.cache_size // jobs),
         cache_bytes=max(1, options.cache_bytes // (WORKER_CACHE_DIVISOR * jobs)),
     )
-    outputs: list[str] = []
     workers: list[BaseProcess] = []
+    folder: str | None = None
     with _sigterm_as_exit():
         try:
-            for _ in shares:
-                try:
-                    fd, path = tempfile.mkstemp(
-                        prefix=".urlvet-share-", suffix=".part", dir=temp_dir
-                    )
-                except OSError as exc:
-                    where = temp_dir or tempfile.gettempdir()
-                    raise UrlvetError(
-                        f"{where}: cannot create a temporary file for a share of the audit: "
-                        f"{exc.strerror or exc}"
-                    ) from None
-                os.close(fd)
-                outputs.append(path)
+            try:
+                folder = tempfile.mkdtemp(prefix=".urlvet-share-", dir=temp_dir)
+            except OSError as exc:
+                where = temp_dir or tempfile.gettempdir()
+                raise UrlvetError(
+                    f"{where}: cannot create a temporary folder for the shares of the audit: "
+                    f"{exc.strerror or exc}"
+                ) from None
             setup = _Setup(
                 shares=tuple(shares),
-                outputs=tuple(outputs),
+                folder=folder,
+                jobs=jobs,
                 policy=policy.model_dump(mode="json"),
                 options=worker_options,
                 fmt=fmt,
@@ -362,28 +424,23 @@ def run_split(
                 collect_baseline=reporter.collected is not None,
                 parent=os.getpid(),
             )
-            for index in range(len(shares)):
-                tasks.put(index)
-            for _ in range(jobs):
-                tasks.put(None)
-            for _ in range(jobs):
-                process = context.Process(target=_work, args=(setup, tasks, results), daemon=True)
+            for worker in range(jobs):
+                process = context.Process(target=_work, args=(setup, worker, results), daemon=True)
                 process.start()
                 workers.append(process)
-            summary = _gather(results, workers, outputs, reporter, writer, progress)
+            summary = _gather(setup, results, workers, reporter, writer, progress)
             for ended in workers:
                 ended.join()
         finally:
-            for worker in workers:
-                if worker.is_alive():
-                    worker.terminate()
-            for worker in workers:
-                worker.join()
-            for box in (tasks, results):
-                box.cancel_join_thread()
-                box.close()
-            for path in outputs:
-                _remove(path)
+            for started_worker in workers:
+                if started_worker.is_alive():
+                    started_worker.terminate()
+            for started_worker in workers:
+                started_worker.join()
+            results.cancel_join_thread()
+            results.close()
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
     summary.elapsed = time.perf_counter() - started
     return summary
 
@@ -409,64 +466,106 @@ def _sigterm_as_exit() -> Iterator[None]:
         signal.signal(signal.SIGTERM, before)
 
 
+Finished = dict[tuple[int, int], _ShareResult]
+Seen = dict[tuple[int, int], tuple[int, int, str]]
+
+
 def _gather(
+    setup: _Setup,
     results: Queue[Message],
     workers: list[BaseProcess],
-    outputs: list[str],
     reporter: Reporter,
     writer: JsonWriter,
     progress: ProgressFn | None,
 ) -> Summary:
-    """Wait for the shares; append each to the output, in order, as soon as the ones before
-    it are in; add up the summaries."""
+    """Wait for the shares; append each to the output, in order, as soon as every worker's
+    part of it and of the ones before it is in; add up the summaries."""
     summary = Summary()
-    finished: dict[int, _ShareResult] = {}
-    seen: dict[int, tuple[int, int, str]] = {}
+    finished: Finished = {}
+    seen: Seen = {}
+    jobs = setup.jobs
     next_share = 0
-    while next_share < len(outputs):
+    while next_share < len(setup.shares):
         ended = False
         try:
-            kind, index, payload = results.get(timeout=0.5)
+            kind, where, payload = results.get(timeout=0.5)
         except queue.Empty:
             ended = _check_workers(results, workers, finished, seen)
         else:
-            _take(kind, index, payload, finished, seen)
+            _take(kind, where, payload, finished, seen)
             if kind == "progress" and progress is not None:
                 name = next((s[2] for _, s in sorted(seen.items()) if s[2]), "")
-                progress(sum(s[0] for s in seen.values()), sum(s[1] for s in seen.values()), name)
-        while next_share in finished:
-            _merge(finished.pop(next_share), summary, reporter)
-            with open(outputs[next_share], "rb") as f:
-                writer.splice(f)
-            _remove(outputs[next_share])
+                # Every worker reads every byte: the bytes read are their mean.
+                done = sum(s[0] for s in seen.values()) // jobs
+                progress(done, sum(s[1] for s in seen.values()), name)
+        while all((next_share, w) in finished for w in range(jobs)):
+            parts = [finished.pop((next_share, w)) for w in range(jobs)]
+            _splice(setup, next_share, parts, writer)
+            _merge(setup.shares[next_share], parts, summary, reporter)
             next_share += 1
-        if ended and next_share < len(outputs):  # never leave the output short
+            if next_share == len(setup.shares):
+                break
+        if ended and next_share < len(setup.shares):  # never leave the output short
             raise UrlvetError("the audit workers ended before all of the input was audited")
     return summary
 
 
+def _splice(setup: _Setup, index: int, parts: list[_ShareResult], writer: JsonWriter) -> None:
+    """Append the objects of share ``index`` to the output in input order, from its parts
+    (each in input order, one object a line), and remove the parts."""
+    paths = [_part_path(setup.folder, index, w) for w in range(len(parts))]
+    keys = [array("Q", part.keys) for part in parts]
+    files = [open(path, "rb", buffering=_SPLICE_BUFFER) for path in paths]  # noqa: SIM115
+    try:
+        every = array("Q")
+        reads: list[Callable[[], bytes]] = []
+        for k, f in zip(keys, files, strict=True):
+            if k and (
+                f.seek(0, os.SEEK_END) == 0 or f.seek(-1, os.SEEK_END) < 0 or f.read(1) != b"\n"
+            ):
+                raise UrlvetError("an audit worker's part of the output is cut short")
+            f.seek(0)
+            every.extend(k)
+            reads.extend([f.readline] * len(k))
+        # Each part is in order: sorting the keys merges runs. Stable: a line's objects
+        # (all from one worker) keep their order.
+        order = sorted(range(len(every)), key=every.__getitem__)
+        for at in range(0, len(order), _SPLICE_BATCH):
+            batch = [reads[i]() for i in order[at : at + _SPLICE_BATCH]]
+            if b"" in batch:
+                raise UrlvetError("an audit worker's part of the output is cut short")
+            writer.splice_lines(batch)
+        if any(f.read(1) for f in files):
+            raise UrlvetError("an audit worker's part of the output has more than it should")
+    finally:
+        for f in files:
+            f.close()
+        for path in paths:
+            _remove(path)
+
+
 def _take(
     kind: str,
-    index: int,
+    where: tuple[int, int],
     payload: Any,
-    finished: dict[int, _ShareResult],
-    seen: dict[int, tuple[int, int, str]],
+    finished: Finished,
+    seen: Seen,
 ) -> None:
     if kind == "failed":
         raise UrlvetError(f"an audit worker process failed: {payload}")
     if kind == "done":
-        finished[index] = payload
+        finished[where] = payload
         summary: Summary = payload.summary
-        seen[index] = (seen.get(index, (0, 0, ""))[0], summary.urls, "")
+        seen[where] = (seen.get(where, (0, 0, ""))[0], summary.urls, "")
     else:
-        seen[index] = payload
+        seen[where] = payload
 
 
 def _check_workers(
     results: Queue[Message],
     workers: list[BaseProcess],
-    finished: dict[int, _ShareResult],
-    seen: dict[int, tuple[int, int, str]],
+    finished: Finished,
+    seen: Seen,
 ) -> bool:
     """Fail the run when a worker died; True when every worker has ended (their last
     messages read)."""
@@ -481,21 +580,39 @@ def _check_workers(
     # The workers' last messages are in the pipe once they have ended: read them first.
     while True:
         try:
-            kind, index, payload = results.get(timeout=0.1)
+            kind, where, payload = results.get(timeout=0.1)
         except queue.Empty:
             return True
-        _take(kind, index, payload, finished, seen)
+        _take(kind, where, payload, finished, seen)
 
 
-def _merge(part: _ShareResult, summary: Summary, reporter: Reporter) -> None:
+def _merge(share: Share, parts: list[_ShareResult], summary: Summary, reporter: Reporter) -> None:
+    """Count in a share's parts: what every worker read (files, lines) once, from worker 0,
+    the rest added up; show its input problems in order; keep its baseline entries."""
+    ordinals = _ordinals(share)
     show: Callable[[Diagnostic], None] | None = reporter.on_diagnostic
     if show is not None:
-        for diag in part.shown:
+        shown = [d for part in parts for d in part.shown]
+        shown.sort(key=lambda d: _order_key(ordinals, d.path, d.line))
+        for diag in shown:
             show(diag)
-    summary.add(part.summary)
-    if reporter.collected is not None and part.collected is not None:
-        for entry in part.collected:
-            reporter.collected.setdefault(entry.fingerprint, entry)
+    whole = Summary()
+    for part in parts:
+        whole.add(part.summary)
+    read = parts[0].summary
+    whole.sources, whole.skipped_files, whole.lines = read.sources, read.skipped_files, read.lines
+    first: dict[str, tuple[int, int]] = {}
+    for part in parts:
+        for code, at in part.first.items():
+            if code not in first or at < first[code]:
+                first[code] = at
+    whole.by_rule = {c: whole.by_rule[c] for c in sorted(whole.by_rule, key=first.__getitem__)}
+    summary.add(whole)
+    if reporter.collected is not None:
+        for part in parts:
+            if part.collected is not None:
+                for entry in part.collected:
+                    reporter.collected.setdefault(entry.fingerprint, entry)
 
 
 def _remove(path: str) -> None:

@@ -8,13 +8,15 @@ array is never built in memory.
 
 A writer made with ``part=True`` writes one part of such an output elsewhere (a share of a
 split audit, in another process); :meth:`JsonWriter.splice` appends the part to the output
-as if this writer had written its objects.
+as if this writer had written its objects, and :meth:`JsonWriter.splice_lines` appends
+objects that JSON Lines part writers wrote, one a line, taken from several parts in turn.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from urlvet.audit.output.base import RunInfo
@@ -105,3 +107,18 @@ class JsonWriter:
             out.write(head)  # else the comma before a part's first object: this one is first
         self._first = False
         shutil.copyfileobj(part, out, 1 << 20)
+
+    def splice_lines(self, lines: Sequence[bytes]) -> None:
+        """Append objects, each one line (with its line break) as a JSON Lines writer made
+        with ``part=True`` wrote it: they then stand in the output as if this writer had
+        written them, in either format."""
+        if not lines:
+            return
+        self.stream.flush()
+        out = self.stream.buffer
+        if not self.array:
+            out.write(b"".join(lines))  # one write: each line would be a copy and a check
+            return
+        body = b",\n".join([line[:-1] for line in lines])
+        out.write((b"\n" if self._first else b",\n") + body)
+        self._first = False
