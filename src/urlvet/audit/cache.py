@@ -16,6 +16,13 @@ CACHE_BYTES = 24 << 20
 MADE_SHARE = 0.25
 """The share of the cache's bounds that records made at once (plain URLs') may take."""
 
+MADE_HIT_FLOOR = 16
+"""A generation of made records whose records were met again fewer than once in this many
+(an audit of distinct URLs) is dropped, and made records are not kept for a while."""
+MADE_SKIP_GENERATIONS = 16
+"""For how many generations' worth of made records they are then not kept, before a
+generation is kept again to see whether they are met again now."""
+
 Key = tuple[str, str | None, str | None]
 """What a record is cached under: the URL, the server (a URL or 'stdio') and the message."""
 
@@ -31,7 +38,10 @@ class RecordCache:
       record costs about as much to make again as to look up, and an audit of millions of
       distinct URLs makes one for nearly every line: what keeping it costs matters more than
       how long it is kept. The two generations take at most :data:`MADE_SHARE` of the
-      bounds, the vetted records the rest.
+      bounds, the vetted records the rest. When the records of a generation were hardly met
+      again (:data:`MADE_HIT_FLOOR`), as in an audit of distinct URLs, keeping them costs
+      more than it saves: they are dropped, and the next :data:`MADE_SKIP_GENERATIONS`
+      generations' worth are not kept.
 
     The byte bound is an estimate of what an entry holds (its strings plus a fixed overhead):
     records for long URLs or JSON output are larger, and a count alone would let them grow
@@ -46,7 +56,9 @@ class RecordCache:
         "made",
         "made_before",
         "made_budget",
+        "made_hits",
         "made_size",
+        "made_skip",
         "made_used",
         "misses",
         "size",
@@ -70,6 +82,10 @@ class RecordCache:
         # A generation of made records holds at most half of their share.
         self.made_size = max(1, int(self.size * MADE_SHARE / 2))
         self.made_budget = max(1, int(self.budget * MADE_SHARE / 2))
+        self.made_hits = 0
+        """Made records met again since the current generation started."""
+        self.made_skip = 0
+        """Made records still not to keep."""
         self.hits = 0
         self.misses = 0
 
@@ -83,8 +99,11 @@ class RecordCache:
         if rec is None:
             rec = self.made_before.pop(key, None)
             if rec is not None:  # into the current generation
+                self.made_hits += 1
                 self.before_used -= self.made_cost(key, rec)
                 self.add_made(key, rec)
+        else:
+            self.made_hits += 1
         return rec
 
     def __contains__(self, key: object) -> bool:
@@ -113,15 +132,25 @@ class RecordCache:
             self._shrink()
 
     def add_made(self, key: Key, rec: Record) -> None:
-        """Cache ``rec``, a record made at once, under ``key``, which is not cached."""
+        """Cache ``rec``, a record made at once, under ``key``, which is not cached (unless
+        made records are not being kept)."""
+        if self.made_skip:
+            self.made_skip -= 1
+            return
         made = self.made
         made[key] = rec
         self.made_used += self.MADE_OVERHEAD + len(key[0]) + len(rec.href or "") + len(rec.json)
         if self.made_used > self.made_budget or len(made) > self.made_size:
-            self.made_before = made  # the generation before is dropped
-            self.before_used = self.made_used
+            if self.made_hits * MADE_HIT_FLOOR < len(made):  # hardly met again
+                self.made_skip = len(made) * MADE_SKIP_GENERATIONS
+                self.made_before = {}
+                self.before_used = 0
+            else:
+                self.made_before = made  # the generation before is dropped
+                self.before_used = self.made_used
             self.made = {}
             self.made_used = 0
+            self.made_hits = 0
             self._shrink()
 
     def _shrink(self) -> None:
