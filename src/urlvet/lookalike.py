@@ -18,6 +18,10 @@ lookups whose number depends on the host's length, never on the length of the li
 * **combo squatting**: a protected brand plus a sign-in or payment word
   (``paypal-secure.com``, ``github-login.com``).
 
+Most hosts of a log are ordinary ASCII names in which no technique can find anything: a
+screen (``_Screen``) tells them apart with the look-ups the techniques start from, and only
+the other hosts are analysed by every technique.
+
 A host that is a protected domain or a subdomain of one is never a lookalike. Chromium drops
 some near misses as likely false positives (different suffix only, trailing digits, a changed
 first character, an inserted hyphen); urlvet keeps them and marks them so the rule can warn
