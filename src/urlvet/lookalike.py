@@ -18,6 +18,10 @@ lookups whose number depends on the host's length, never on the length of the li
 * **combo squatting**: a protected brand plus a sign-in or payment word
   (``paypal-secure.com``, ``github-login.com``).
 
+Most hosts of a log are ordinary ASCII names in which no technique can find anything: a
+screen (``_Screen``) tells them apart with the look-ups the techniques start from, and only
+the other hosts are analysed by every technique.
+
 A host that is a protected domain or a subdomain of one is never a lookalike. Chromium drops
 some near misses as likely false positives (different suffix only, trailing digits, a changed
 first character, an inserted hyphen); urlvet keeps them and marks them so the rule can warn
@@ -907,6 +911,7 @@ class _Screen:
         "_brand_starts",
         "_deletion_heads",
         "_deletion_tails",
+        "_embedding_starts",
         "_inside_brands",
         "_keyword",
         "_skeleton",
@@ -934,6 +939,7 @@ class _Screen:
             tails.add((len(key), key[half:]))
         self._deletion_heads = frozenset(heads)
         self._deletion_tails = frozenset(tails)
+        self._embedding_starts = frozenset(tables.by_nosep).union(tables.by_label_skeleton)
         keywords = tables.keywords
         self._keyword = (
             re.compile("|".join(re.escape(k) for k in sorted(keywords))) if keywords else None
@@ -980,8 +986,11 @@ class _Screen:
         before = labels[: len(labels) - in_suffix]
         # Near miss and www glued: the label's folds.
         label_skeleton = before[-1]
-        light = fold(label_skeleton, heavy=False)
-        heavy = fold(label_skeleton)
+        light = label_skeleton.lower().replace("rn", "m")  # fold(), light and heavy
+        heavy = light
+        for pair, single in _HEAVY_PAIRS:
+            heavy = heavy.replace(pair, single)
+        heavy = heavy.translate(_HEAVY_CHARS)
         for query in (light,) if light == heavy else (light, heavy):
             if query.startswith("www") or not self._far_from_every_fold(query):
                 return False
@@ -995,12 +1004,14 @@ class _Screen:
             if len(joined) >= MIN_EDIT_DISTANCE_LENGTH and fold(joined) in by_fold_deletion:
                 return False
         folded = _quick_fold(label)
-        return self._no_combo(folded) and self._no_brand_label(host, in_suffix + 1, folded)
+        return self._no_combo(folded) and (
+            host == registrable or self._no_brand_label(host, in_suffix + 1, folded)
+        )
 
     def _no_embedding(self, tokens: list[str]) -> bool:
         """No token (skeleton) starts a protected domain spelt out (:func:`_embedded`)."""
         n = len(tokens)
-        if n < 2:
+        if n < 2 or self._embedding_starts.isdisjoint(tokens):
             return True
         by_label_skeleton = self.tables.by_label_skeleton
         by_nosep = self.tables.by_nosep
@@ -1030,12 +1041,15 @@ class _Screen:
         # length m equal to one keeps either its first m // 2 characters or the rest.
         m = size - 1
         half = m // 2
-        if (m, query[:half]) not in self._deletion_heads and (
-            m,
-            query[half + 1 :],
-        ) not in self._deletion_tails:
-            return True
-        return not any(query[:i] + query[i + 1 :] in tables.by_fold_deletion for i in range(size))
+        # Only the deletions whose key may share the query's head, or its tail, are looked up.
+        first = half if (m, query[:half]) in self._deletion_heads else size
+        last = half if (m, query[half + 1 :]) in self._deletion_tails else 0
+        by_fold_deletion = tables.by_fold_deletion
+        return not any(
+            query[:i] + query[i + 1 :] in by_fold_deletion
+            for i in range(size)
+            if i >= first or i < last
+        )
 
     def _holds_keyword(self, text: str) -> bool:
         return self._keyword is not None and self._keyword.search(text) is not None
@@ -1057,8 +1071,9 @@ class _Screen:
         folded): none as a hyphen-separated word of it; and, when it holds a keyword, none
         glued to a keyword or inside it."""
         brand_folds = self.tables.brand_folds
-        tokens = _WORD.findall(text)
-        if any(token != text and token in brand_folds for token in tokens):
+        # With a hyphen in the label, no word of it is the whole label.
+        tokens = _WORD.findall(text) if "-" in text else [text]
+        if "-" in text and any(token in brand_folds for token in tokens):
             return False
         if not self._holds_keyword(text):
             return True
