@@ -477,7 +477,7 @@ def query_split(raw: str) -> tuple[str, str, str, str] | None:
     return head, path, "?" + query if query else "", "#" + fragment if fragment else ""
 
 
-HEAD_URLS_KEPT = 16_384
+HEAD_URLS_KEPT = 32_768
 """Heads (scheme and authority) whose parse :func:`head_url` keeps."""
 
 
