@@ -17,10 +17,10 @@ from contextlib import contextmanager
 
 import pytest
 
+from support.heads import corpus_heads
 from urlvet import Policy, Verdict, Vetter
 from urlvet.checks.registry import rules as all_rules
-from urlvet.evaluate import default_corpus_files, load_cases
-from urlvet.url import PLAIN_PATH, PLAIN_ROOT, HostKind, InvalidURL, parse, plain_split
+from urlvet.url import PLAIN_PATH, PLAIN_ROOT, InvalidURL, parse, plain_split
 
 OFFLINE = {"dns": {"enabled": False}}
 
@@ -109,23 +109,7 @@ def _random_tail(rng: random.Random) -> str:
 
 
 def _heads() -> list[str]:
-    """The scheme and authority of every corpus URL that has a host, as written, and each
-    host again behind http, a port and user info."""
-    heads: dict[str, None] = {}
-    for case in load_cases(default_corpus_files()):
-        try:
-            parsed = parse(case.url)
-        except InvalidURL:
-            continue
-        if not parsed.host or parsed.scheme not in ("http", "https"):
-            continue
-        host = f"[{parsed.host}]" if parsed.host_kind is HostKind.IPV6 else parsed.host
-        for head in (f"https://{host}", f"http://{host}:8080", f"https://user@{host}"):
-            heads[head] = None
-        split = plain_split(case.url)
-        if split is not None:
-            heads[split[0]] = None
-    return list(heads)
+    return corpus_heads()
 
 
 def test_the_parser_copies_a_plain_tail_into_the_href() -> None:

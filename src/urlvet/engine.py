@@ -28,7 +28,18 @@ from urlvet.checks.base import (
 from urlvet.findings import Decision, Finding, Severity, Verdict
 from urlvet.policy import CompiledPolicy, Policy
 from urlvet.server import Server, as_server, is_loopback_host
-from urlvet.url import HostKind, InvalidURL, ParsedURL, parse, plain_split
+from urlvet.url import (
+    PLAIN_PATH,
+    PLAIN_ROOT,
+    HostKind,
+    InvalidURL,
+    ParsedURL,
+    head_url,
+    new_parsed,
+    parse,
+    plain_split,
+    query_split,
+)
 
 if TYPE_CHECKING:
     from urlvet.resolve import Resolution, Resolver
@@ -99,6 +110,18 @@ class PlainShape(NamedTuple):
         )
 
 
+class QueryShape(NamedTuple):
+    """What :meth:`Vetter.query_shape` finds for a URL that carries a URL in its query."""
+
+    shape: PlainShape
+    """The plain shape of the URL's head and path: every rule's findings but for those of
+    the rules that read the query."""
+    tail: str
+    """The URL after its head."""
+    findings: tuple[Finding, ...]
+    """The findings of the rules that read the query, on the URL itself (most often none)."""
+
+
 _VERDICT_FIELDS = frozenset(Verdict.model_fields)
 
 
@@ -139,6 +162,7 @@ class Vetter:
         "_plain_findings",
         "_plain_kinds",
         "_plain_limit",
+        "_query_rules",
         "_url_rules",
         "policy",
     )
@@ -155,6 +179,7 @@ class Vetter:
     _plain_kinds: frozenset[tuple[HostKind, bool]]
     _plain_conditions: dict[tuple[HostKind, bool], tuple[TailCondition, ...]]
     _plain_limit: int
+    _query_rules: dict[tuple[HostKind, bool], tuple[Rule, ...]]
 
     def __init__(
         self, policy: Policy | None = None, *, host_cache_size: int = HOST_CACHE_SIZE
@@ -209,6 +234,16 @@ class Vetter:
         object.__setattr__(self, "_plain_cache", {})
         object.__setattr__(self, "_plain_findings", {})
         object.__setattr__(self, "_plain_limit", min(PARSE_LIMIT, settings.max_url_length))
+        # Where every other rule that can fire ignores a query of URL characters
+        # (Rule.plain_query), a URL of urlvet.url.query_split takes their findings from the
+        # plain shape of its head and path, and only the rules that read the query run on it.
+        blind_raw = all(r.blind_to_plain_query(settings) for r in compiled.rules_raw)
+        query_rules: dict[tuple[HostKind, bool], tuple[Rule, ...]] = {}
+        for kind, has_server in plain_conditions:
+            fit = [r for r in compiled.rules_url if r.applies_to(kind, has_server)]
+            if blind_raw and all(r.reads_query or r.blind_to_plain_query(settings) for r in fit):
+                query_rules[kind, has_server] = tuple(r for r in fit if r.reads_query)
+        object.__setattr__(self, "_query_rules", query_rules)
         object.__setattr__(self, "_url_rules", rules)
         object.__setattr__(self, "_host_rules", host_rules)
         object.__setattr__(self, "_host_cache", {})
@@ -323,9 +358,9 @@ class Vetter:
         """
         # A plain destination carries no URL, so how deep it lies changes nothing (only the
         # rules on carried URLs read the depth): its shape's verdict is its own.
-        plain = self._plain(url, None)
-        if plain is not None:
-            return plain
+        found = self.plain_shape(url, None)
+        if found is not None:
+            return found[0].verdict_for(url, found[1])
         return self._other_destination(url, depth)
 
     def destination_findings(self, url: str, depth: int) -> tuple[Finding, ...]:
@@ -432,9 +467,97 @@ class Vetter:
         if message:
             return None
         found = self.plain_shape(url, server)
-        if found is None:
+        if found is not None:
+            return found[0].verdict_for(str(url), found[1])
+        carried = self.query_shape(url, server)
+        if carried is None:
             return None
-        return found[0].verdict_for(str(url), found[1])
+        return self.query_verdict(str(url), carried)
+
+    def query_shape(self, url: str | bytes, server: Server | None) -> QueryShape | None:
+        """For a URL of :func:`urlvet.url.query_split` (a plain head and path, then a query of
+        URL characters: a URL carried in a parameter, say): the plain shape of its head and
+        path, its tail, and the findings of the rules that read the query, run on the URL
+        itself; None when it is no such URL or must be vetted on the ordinary path (a rule
+        that can fire reads the query without declaring it, or the head and path have no
+        shared shape). Offline, no message, no redirect before it."""
+        if url.__class__ is not str or not self._query_rules:
+            return None
+        raw = str(url)  # the same object: checked above
+        if len(raw) > self._plain_limit:
+            return None  # UV105 reads the length of the whole URL
+        split = query_split(raw)
+        if split is None:
+            return None
+        head, path, search, fragment = split
+        key = (head, PLAIN_ROOT if path == "/" else PLAIN_PATH, server)
+        cache = self._plain_cache
+        plain = cache.get(key, _UNSEEN)
+        if plain is _UNSEEN:
+            plain = self._plain_shape(head, key[1], server)
+            self._keep(cache, key, plain, self._host_cache_size)
+        if plain is None:
+            return None
+        base = head_url(head)
+        if base is None:
+            return None
+        rules = self._query_rules.get((base.host_kind, server is not None))
+        if rules is None:
+            return None
+        tail = raw[len(head) :]
+        found: tuple[Finding, ...] = ()
+        if rules and search:  # the rules that read the query never fire without one
+            # The URL as parse() gives it, from its head's: the parser copies the tail as it
+            # is (a test compares the two).
+            parsed = new_parsed(
+                raw,
+                plain.href_head + tail,
+                base.scheme,
+                base.username,
+                base.password,
+                base.host,
+                base.host_unicode,
+                base.host_kind,
+                base.port,
+                path,
+                search,
+                fragment,
+                base.registrable_domain,
+                base.public_suffix,
+                base.suffix_is_private,
+                base.ip,
+            )
+            ctx = url_context(self._compiled.settings, server, raw, None, None, self, 0)
+            severities = self._compiled.severities
+            found = tuple(
+                _finding(rule, hit, severities.get(rule.code))
+                for rule in rules
+                for hit in rule.check(parsed, ctx)
+            )
+        return QueryShape(plain, tail, found)
+
+    def query_verdict(self, url: str, found: QueryShape) -> Verdict:
+        """The offline verdict on ``url``, a URL of :meth:`query_shape`, from what that gave:
+        the shape's verdict with its own URL and href, and the findings on its query with
+        the shape's, in the order the ordinary path gives them."""
+        shape, tail, extra = found
+        if not extra:
+            return shape.verdict_for(url, tail)
+        findings = sorted((*shape.findings, *extra), key=_order)
+        return _built_verdict(
+            {
+                "url": url,
+                "href": shape.href_head + tail,
+                "decision": self._compiled.decide([f.severity for f in findings]),
+                "findings": tuple(findings),
+                "host": shape.host,
+                "host_unicode": shape.host_unicode,
+                "host_kind": shape.host_kind,
+                "registrable_domain": shape.registrable_domain,
+                "server": shape.server,
+                "tls": None,
+            }
+        )
 
     def plain_shape(self, url: str | bytes, server: Server | None) -> tuple[PlainShape, str] | None:
         """The shape whose verdict a plain URL (see :func:`urlvet.url.plain_split`) shares,

@@ -428,6 +428,107 @@ def plain_split(raw: str) -> tuple[str, str, str] | None:
     return head, tail, PLAIN_ROOT if root else PLAIN_PATH
 
 
+# A path of plain characters (see _PLAIN_TAIL), then a query and a fragment of the characters
+# a URL carried in a parameter is written with: none of them is percent-encoded by the parser
+# in a special URL's query or fragment (not the space, '"', '<', '>', "'", '`', no control or
+# non-ASCII character), none is a backslash, and JSON writes each as it is.
+_PLAIN_PATH_PART = re.compile(r"/[A-Za-z0-9._~/-]*+")
+_QUERY_PART = re.compile(r"[A-Za-z0-9._~!$()*+,;=:@/?%&-]*+")
+
+
+def query_split(raw: str) -> tuple[str, str, str, str] | None:
+    """(head, path, search, hash) when ``raw`` is a plain head and path followed by a query
+    (and fragment) of URL characters, else None.
+
+    The head is as in :func:`plain_split`; the path is a plain path (unreserved characters
+    and '/', no dot segment, no ``aHR0c``), so that head + path is a plain URL; the query
+    and the fragment hold only ASCII letters, digits and ``-._~!$()*+,;=:@/?%&`` (the
+    fragment no '#'), which the URL parser copies into the href as they are: the URL's href
+    is the href of head + path with the rest of ``raw`` after it. ``search`` and ``hash``
+    are what the parser gives (``''`` for a bare '?' or '#'). For URLs that carry a URL in
+    a parameter, which the rules that read the query judge on their own (see
+    :attr:`urlvet.checks.base.Rule.plain_query`).
+    """
+    if raw.startswith("https://"):
+        start = 8
+    elif raw.startswith("http://"):
+        start = 7
+    else:
+        return None
+    slash = raw.find("/", start)
+    if slash < 0:
+        return None
+    head = raw[:slash]
+    if "?" in head or "#" in head or "\\" in head:
+        return None
+    end = len(raw)
+    hash_at = raw.find("#", slash)
+    if hash_at >= 0:
+        end = hash_at
+    query_at = raw.find("?", slash, end)
+    path_end = end if query_at < 0 else query_at
+    path = raw[slash:path_end]
+    if "/." in path or "aHR0c" in path or _PLAIN_PATH_PART.fullmatch(path) is None:
+        return None
+    query = raw[query_at + 1 : end] if query_at >= 0 else ""
+    fragment = raw[hash_at + 1 :] if hash_at >= 0 else ""
+    if _QUERY_PART.fullmatch(query) is None or _QUERY_PART.fullmatch(fragment) is None:
+        return None
+    return head, path, "?" + query if query else "", "#" + fragment if fragment else ""
+
+
+HEAD_URLS_KEPT = 16_384
+"""Heads (scheme and authority) whose parse :func:`head_url` keeps."""
+
+
+@lru_cache(maxsize=HEAD_URLS_KEPT)
+def head_url(head: str) -> ParsedURL | None:
+    """``head`` + "/" parsed, when it parses to a URL whose path is that "/" and whose href
+    ends with it, else None: what :func:`parse_plain` and the engine build the URLs of a head
+    from (a pure function of the head, kept: URLs repeat their heads)."""
+    try:
+        url = parse(head + "/")
+    except InvalidURL:
+        return None
+    return url if url.href.endswith("/") and url.pathname == "/" else None
+
+
+def parse_plain(raw: str) -> ParsedURL | None:
+    """``parse(raw)`` for a plain URL (see :func:`plain_split`), built from its head's parse
+    and its tail, which the parser copies into the href as it is (a test compares the two);
+    None for any other URL."""
+    split = plain_split(raw)
+    if split is None:
+        return None
+    head, tail, _ = split
+    base = head_url(head)
+    if base is None:
+        return None
+    end = tail.find("#")
+    before = tail if end < 0 else tail[:end]
+    fragment = tail[end:] if 0 <= end < len(tail) - 1 else ""
+    query_at = before.find("?")
+    search = before[query_at:] if 0 <= query_at < len(before) - 1 else ""
+    return new_parsed(
+        raw,
+        base.href[:-1] + tail,
+        base.scheme,
+        base.username,
+        base.password,
+        base.host,
+        base.host_unicode,
+        base.host_kind,
+        base.port,
+        before if query_at < 0 else before[:query_at],
+        search,
+        fragment,
+        base.registrable_domain,
+        base.public_suffix,
+        base.suffix_is_private,
+        base.ip,
+    )
+
+
 def normalize_domain(text: str) -> str:
     """A domain as a browser spells it: lower case, A-labels, no trailing dot.
 
@@ -587,17 +688,26 @@ def carried_urls(url: ParsedURL) -> tuple[CarriedURL, ...]:
                 continue
             if len(found) >= MAX_CARRIED:
                 break
-            if len(raw_name) + len(raw_value) <= CARRIED_PARAMETER_KEPT_LENGTH:
-                read = _kept_carried_parameter(raw_name, raw_value)
+            kept = len(raw_name) + len(raw_value) <= CARRIED_PARAMETER_KEPT_LENGTH
+            if kept and not path:
+                # A parameter of the link itself: the item is the same for every link that
+                # has the parameter (it holds nothing of the link), kept with its reading.
+                item = _kept_first_item(raw_name, raw_value)
+                if item is None:
+                    continue
             else:
-                read = _carried_parameter(raw_name, raw_value)
-            if read is None:
-                continue
-            name, text, encoding, target = read
-            item = CarriedURL(name, (*path, name), text, target, len(path) + 1, encoding)
+                read = (
+                    _kept_carried_parameter(raw_name, raw_value)
+                    if kept
+                    else _carried_parameter(raw_name, raw_value)
+                )
+                if read is None:
+                    continue
+                name, text, encoding, target = read
+                item = CarriedURL(name, (*path, name), text, target, len(path) + 1, encoding)
             found.append(item)
-            if target.search and item.depth < MAX_CARRIED_DEPTH:
-                queue.append((target, item.path))
+            if item.target.search and item.depth < MAX_CARRIED_DEPTH:
+                queue.append((item.target, item.path))
     return tuple(found)
 
 
@@ -621,7 +731,8 @@ def _carried_parameter(raw_name: str, raw_value: str) -> tuple[str, str, str, Pa
         return None
     text, encoding = decoded
     try:
-        target = parse(text.strip())
+        stripped = text.strip()
+        target = parse_plain(stripped) or parse(stripped)
     except InvalidURL:
         return None
     if target.scheme not in CARRIED_SCHEMES:
@@ -630,6 +741,18 @@ def _carried_parameter(raw_name: str, raw_value: str) -> tuple[str, str, str, Pa
 
 
 _kept_carried_parameter = lru_cache(maxsize=CARRIED_PARAMETERS_KEPT)(_carried_parameter)
+
+
+@lru_cache(maxsize=CARRIED_PARAMETERS_KEPT)
+def _kept_first_item(raw_name: str, raw_value: str) -> CarriedURL | None:
+    """The item of :func:`carried_urls` for the parameter ``raw_name=raw_value`` of the link
+    itself (depth 1), or None when it carries no URL: a pure function of the two strings
+    (the item is immutable), kept as :func:`_kept_carried_parameter` keeps the reading."""
+    read = _kept_carried_parameter(raw_name, raw_value)
+    if read is None:
+        return None
+    name, text, encoding, target = read
+    return CarriedURL(name, (name,), text, target, 1, encoding)
 
 
 def may_carry(search: str) -> bool:

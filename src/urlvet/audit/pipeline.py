@@ -128,9 +128,24 @@ class RecordVetter:
         return record_from_verdict(verdict, redact_secrets=self.redact, with_json=self.with_json)
 
     def __call__(self, key: Key) -> Record:
-        return self.quick(key) or self.record(
-            self.vetter.vet_offline(key[0], self.server(key[1]), message=key[2])
-        )
+        found = self.quick(key)
+        if found is not None:
+            return found
+        url, server_text, message = key
+        server = self.server(server_text)
+        vetter = self.vetter
+        carried = None if message else vetter.query_shape(url, server)
+        if carried is None:
+            return self.record(vetter.vet_offline(url, server, message=message))
+        # A URL that carries a URL in its query: the shape of its head and path, and the
+        # findings of the rules that read the query. With none, and no user info in the
+        # tail, its record is cut from the shape's template as a plain URL's is.
+        shape, tail, findings = carried
+        if not findings and "@" not in tail:
+            made = self._templates.record(url, shape, tail)
+            if made is not None:
+                return made
+        return self.record(vetter.query_verdict(url, carried))
 
     def quick(self, key: Key) -> Record | None:
         """The record of a plain URL (see :func:`urlvet.url.plain_split`), cut from its

@@ -364,6 +364,7 @@ def _internal_target(target: ParsedURL, ctx: CheckContext) -> str | None:
     cwe=601,
     hosts=DOMAIN_HOSTS,
     plain_tail=True,
+    reads_query=True,
 )
 def internal_target_in_parameter(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A query parameter that holds a URL inside the user's network.
@@ -541,7 +542,15 @@ def raw_host(raw: str) -> str | None:
     return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
 
 
-@rule("UV206", "obfuscated-address", Severity.HIGH, cwe=180, hosts=IP_HOSTS, plain_tail=True)
+@rule(
+    "UV206",
+    "obfuscated-address",
+    Severity.HIGH,
+    cwe=180,
+    hosts=IP_HOSTS,
+    plain_tail=True,
+    plain_query=True,
+)
 def obfuscated_address(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """An IP-address host written in a disguised spelling.
 
@@ -688,7 +697,13 @@ def _no_listed_urls(settings: CheckSettings) -> bool:
     return not settings.blocked_urls and not settings.blocked_url_feeds
 
 
-@rule("UV211", "blocked-url", Severity.CRITICAL, plain_tail=_no_listed_urls)
+@rule(
+    "UV211",
+    "blocked-url",
+    Severity.CRITICAL,
+    plain_tail=_no_listed_urls,
+    plain_query=_no_listed_urls,
+)
 def blocked_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A URL the policy blocks.
 

@@ -223,6 +223,27 @@ class Rule:
     (a head with a representative tail) whose host is one where the rule reads the tail, so
     that the URLs of that head keep the ordinary path (a trusted third party trusted on some
     paths of its host only, say). The rule counts as blind everywhere else."""
+    plain_query: bool | Callable[[CheckSettings], bool] = False
+    """For a ``url`` or ``raw`` rule: True when its hits on a URL whose tail is a plain path
+    and then a query and fragment that the parser copies as they are (see
+    :func:`urlvet.url.query_split`: URLs carried in parameters, say) are exactly its hits on
+    the same URL with the query and fragment cut off, so that the engine may take them from
+    the plain shape of the head and the path (see :attr:`plain_tail`) and run only the rules
+    that :attr:`reads_query` on the URL itself. A callable decides from the policy's
+    settings. Per-host rules ignore the query by construction."""
+    reads_query: bool = False
+    """For a ``url`` rule: True when it reads the query (the URLs carried in its parameters)
+    and never fires on a URL without one: on a URL of :func:`urlvet.url.query_split`, the
+    engine runs these rules on the URL and takes every other rule's hits from a shape."""
+
+    def blind_to_plain_query(self, settings: CheckSettings) -> bool:
+        """True when this rule's hits cannot tell a query of :func:`urlvet.url.query_split`
+        from none (see :attr:`plain_query`)."""
+        if self.per_host:
+            return True
+        if callable(self.plain_query):
+            return bool(self.plain_query(settings))
+        return self.plain_query
 
     def blind_to_plain_tail(self, settings: CheckSettings) -> bool:
         """True when this rule's hits cannot tell a plain tail from its representative."""
@@ -272,6 +293,8 @@ def rule(
     per_host: bool = False,
     plain_tail: bool | Callable[[CheckSettings], bool] = False,
     reads_plain_tail_on: Callable[[ParsedURL, CheckSettings], bool] | None = None,
+    plain_query: bool | Callable[[CheckSettings], bool] = False,
+    reads_query: bool = False,
 ) -> Callable[[CheckFn], CheckFn]:
     """Register a check under ``code``. Its docstring is the rule's documentation.
 
@@ -281,10 +304,14 @@ def rule(
     :attr:`Rule.per_host`); the engine then computes them once per host. ``plain_tail``
     declares that its hits ignore a plain tail (see :attr:`Rule.plain_tail`), and
     ``reads_plain_tail_on`` that they do except on the URLs it picks out (see
-    :attr:`Rule.reads_plain_tail_on`).
+    :attr:`Rule.reads_plain_tail_on`). ``plain_query`` declares that they ignore a query of
+    URL characters (see :attr:`Rule.plain_query`), ``reads_query`` that they read one and
+    fire on no URL without one (see :attr:`Rule.reads_query`).
     """
     if per_host and kind != "url":
         raise ValueError(f"{code}: only a url rule can be per_host")
+    if reads_query and (kind != "url" or plain_query):
+        raise ValueError(f"{code}: only a url rule that does not ignore the query reads it")
     if not _CODE.match(code):
         raise ValueError(f"bad rule code {code!r}")
 
@@ -306,6 +333,8 @@ def rule(
             per_host=per_host,
             plain_tail=plain_tail,
             reads_plain_tail_on=reads_plain_tail_on,
+            plain_query=plain_query,
+            reads_query=reads_query,
         )
         return fn
 
@@ -485,13 +514,13 @@ _NOTHING_CARRIED: tuple[tuple[CarriedURL, ...], CarriedURL | None] = ((), None)
 def _carried_analysis(
     url: ParsedURL, ctx: CheckContext
 ) -> tuple[tuple[CarriedURL, ...], CarriedURL | None]:
-    if not url.search or not may_carry(url.search):
-        return _NOTHING_CARRIED
     # Four rules ask; the answer is computed once per URL.
     memo = ctx.memo.get("carried")
     if memo is not None and memo[0] is url:
         answer: tuple[tuple[CarriedURL, ...], CarriedURL | None] = memo[1]
         return answer
+    if not url.search or not may_carry(url.search):
+        return _NOTHING_CARRIED
     items = carried_urls(url)
     redirect = None
     if items:

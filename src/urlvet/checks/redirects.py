@@ -102,7 +102,7 @@ def _where(target: ParsedURL) -> str:
     return target.host_for_display if target.host else f"a {target.scheme}: URL"
 
 
-@rule("UV212", "url-shortener", Severity.LOW, hosts=DOMAIN_HOSTS, plain_tail=True)
+@rule("UV212", "url-shortener", Severity.LOW, hosts=DOMAIN_HOSTS, plain_tail=True, plain_query=True)
 def url_shortener(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A link on a URL shortener, which hides where it leads.
 
@@ -137,7 +137,15 @@ def url_shortener(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     )
 
 
-@rule("UV213", "open-redirect", Severity.LOW, cwe=601, hosts=DOMAIN_HOSTS, plain_tail=True)
+@rule(
+    "UV213",
+    "open-redirect",
+    Severity.LOW,
+    cwe=601,
+    hosts=DOMAIN_HOSTS,
+    plain_tail=True,
+    reads_query=True,
+)
 def open_redirect(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A redirector page of a big site that forwards the browser to another site.
 
@@ -188,7 +196,14 @@ def open_redirect(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     )
 
 
-@rule("UV214", "unsafe-destination-in-parameter", Severity.MEDIUM, cwe=601, plain_tail=True)
+@rule(
+    "UV214",
+    "unsafe-destination-in-parameter",
+    Severity.MEDIUM,
+    cwe=601,
+    plain_tail=True,
+    reads_query=True,
+)
 def unsafe_destination_in_parameter(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A parameter such as `next` or `continue` that sends the browser on to an unsafe URL.
 

@@ -97,6 +97,7 @@ def _expected_domains(ctx: CheckContext) -> frozenset[str] | None:
     hosts=DOMAIN_HOSTS | IP_HOSTS,
     needs_server=True,
     reads_plain_tail_on=path_decides_trust,
+    plain_query=True,
 )
 def cross_site_from_server(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """The URL's site is not the site of the remote server that asked for it.
@@ -138,6 +139,7 @@ def cross_site_from_server(url: ParsedURL | None, ctx: CheckContext) -> Iterator
     hosts=DOMAIN_HOSTS,
     needs_server=True,
     reads_plain_tail_on=path_decides_trust,
+    plain_query=True,
 )
 def server_domain_embedded(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """The server's own domain written inside a host that belongs to someone else.
@@ -210,6 +212,7 @@ def _under_any(host: str, domains: frozenset[str]) -> bool:
     hosts=DOMAIN_HOSTS,
     needs_server=True,
     reads_plain_tail_on=path_decides_trust,
+    plain_query=True,
 )
 def trusted_third_party_rule(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """The URL is on a third party the policy trusts, such as an identity provider.
@@ -241,7 +244,9 @@ def trusted_third_party_rule(url: ParsedURL | None, ctx: CheckContext) -> Iterat
     )
 
 
-@rule("UV404", "local-callback", Severity.INFO, needs_server=True, plain_tail=True)
+@rule(
+    "UV404", "local-callback", Severity.INFO, needs_server=True, plain_tail=True, plain_query=True
+)
 def local_callback(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A local server sends the user to a page on this computer.
 
@@ -272,6 +277,7 @@ def local_callback(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     cwe=601,
     needs_server=True,
     reads_plain_tail_on=path_decides_trust,
+    plain_query=True,
 )
 def unexpected_domain_for_server(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """The URL is outside the domains the policy expects from this server.
@@ -313,6 +319,7 @@ def unexpected_domain_for_server(url: ParsedURL | None, ctx: CheckContext) -> It
     hosts=DOMAIN_HOSTS,
     needs_server=True,
     plain_tail=True,
+    reads_query=True,
 )
 def sign_in_redirect_off_site(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A sign-in on another site whose grant comes back to neither the server nor this computer.

@@ -16,7 +16,15 @@ from urlvet.url import HostKind, ParsedURL
 _DANGEROUS = frozenset({"javascript", "data", "file", "vbscript", "blob", "filesystem"})
 
 
-@rule("UV100", "unparseable-url", Severity.CRITICAL, kind="raw", cwe=20, plain_tail=True)
+@rule(
+    "UV100",
+    "unparseable-url",
+    Severity.CRITICAL,
+    kind="raw",
+    cwe=20,
+    plain_tail=True,
+    plain_query=True,
+)
 def unparseable_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A URL that a browser refuses to parse.
 
@@ -41,7 +49,7 @@ def unparseable_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
         )
 
 
-@rule("UV101", "plaintext-http", Severity.HIGH, cwe=319, plain_tail=True)
+@rule("UV101", "plaintext-http", Severity.HIGH, cwe=319, plain_tail=True, plain_query=True)
 def plaintext_http(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A URL that uses plain `http:` (or `ws:`) instead of an encrypted scheme.
 
@@ -86,7 +94,7 @@ def plaintext_http(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     )
 
 
-@rule("UV102", "dangerous-scheme", Severity.CRITICAL, cwe=79, plain_tail=True)
+@rule("UV102", "dangerous-scheme", Severity.CRITICAL, cwe=79, plain_tail=True, plain_query=True)
 def dangerous_scheme(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A URL whose scheme is not a web page: `javascript:`, `data:`, `file:`, and any other.
 
@@ -114,7 +122,7 @@ def dangerous_scheme(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     )
 
 
-@rule("UV103", "credentials-in-url", Severity.MEDIUM, cwe=522, plain_tail=True)
+@rule("UV103", "credentials-in-url", Severity.MEDIUM, cwe=522, plain_tail=True, plain_query=True)
 def credentials_in_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A URL that carries a username or password before the host.
 
@@ -136,7 +144,7 @@ def credentials_in_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
     )
 
 
-@rule("UV104", "userinfo-deception", Severity.HIGH, cwe=451, plain_tail=True)
+@rule("UV104", "userinfo-deception", Severity.HIGH, cwe=451, plain_tail=True, plain_query=True)
 def userinfo_deception(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A URL written so that a person reads one host and the browser opens another.
 
@@ -225,7 +233,9 @@ def _written_authority(raw: str) -> str | None:
 
 
 # Blind to a plain tail only because the engine never takes a URL over the limit as plain.
-@rule("UV105", "overlong-url", Severity.HIGH, kind="raw", cwe=400, plain_tail=True)
+@rule(
+    "UV105", "overlong-url", Severity.HIGH, kind="raw", cwe=400, plain_tail=True, plain_query=True
+)
 def overlong_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """A URL longer than the policy's limit.
 
@@ -249,7 +259,15 @@ def overlong_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
         )
 
 
-@rule("UV106", "hidden-characters", Severity.HIGH, kind="raw", cwe=451, plain_tail=True)
+@rule(
+    "UV106",
+    "hidden-characters",
+    Severity.HIGH,
+    kind="raw",
+    cwe=451,
+    plain_tail=True,
+    plain_query=True,
+)
 def hidden_characters_in_input(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """Control, bidirectional-override or invisible characters in the URL as given.
 
@@ -283,7 +301,7 @@ def hidden_characters_in_input(url: ParsedURL | None, ctx: CheckContext) -> Iter
     )
 
 
-@rule("UV107", "non-standard-port", Severity.LOW, plain_tail=True)
+@rule("UV107", "non-standard-port", Severity.LOW, plain_tail=True, plain_query=True)
 def non_standard_port(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """An https URL on a port other than 443.
 
