@@ -1,7 +1,8 @@
 """Split audits (`--jobs N` with jsonl/json output on regular files): the input cut into shares
-at line starts, each audited by a worker, gives byte for byte the output, the exit code and the
-stderr of a one-process run; the main process runs no pipeline; a failing or dying worker
-fails the run with a message and leaves no temporary file behind."""
+at line starts, every worker (the main process and N - 1 worker processes) auditing the lines
+of its own hosts of each, gives byte for byte the output, the exit code and the stderr of a
+one-process run; a failing or dying worker fails the run with a message and leaves no
+temporary file behind."""
 
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def taken(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Small shares, so that small files are split; records the worker count of each split
-    run, and fails a run whose main process runs the pipeline itself with --jobs > 1."""
+    run, and fails a run whose main process runs the pipeline with --jobs > 1 (the pool's way)
+    instead of as worker 0 of a split audit."""
     monkeypatch.setattr(split, "MIN_SHARE_BYTES", 64)
     counts: list[int] = []
     real_split = command.run_split
@@ -536,7 +538,7 @@ def test_a_worker_that_raises_fails_the_run_clearly(
     real = Reporter.occurrence
 
     def broken(self: Reporter, occ: Occurrence, rec: Any) -> None:
-        if os.getpid() != parent and occ.line == 1500:
+        if os.getpid() != parent and occ.line >= 1500:
             raise ValueError("reporting failed on purpose")
         real(self, occ, rec)
 
@@ -549,6 +551,33 @@ def test_a_worker_that_raises_fails_the_run_clearly(
     _no_share_files(temp, in_tmp)
 
 
+def test_worker_0_that_raises_fails_the_run_clearly(
+    in_tmp: Path, taken: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The main process audits its own part (worker 0): a failure there ends the worker
+    processes and is reported as theirs are."""
+    (in_tmp / "a.urls").write_bytes(b"\n".join(url_lines(2000)) + b"\n")
+    temp = in_tmp / "temp"
+    temp.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(temp))
+    parent = os.getpid()
+    real = Reporter.occurrence
+
+    def broken(self: Reporter, occ: Occurrence, rec: Any) -> None:
+        if os.getpid() == parent and occ.line >= 1500:
+            raise ValueError("reporting failed on purpose")
+        real(self, occ, rec)
+
+    monkeypatch.setattr(Reporter, "occurrence", broken)
+    code, _, err = audit("--format", "jsonl", "a.urls", jobs=2)
+    assert taken == [2]
+    assert code == 2
+    assert "the audit failed: ValueError: reporting failed on purpose" in err
+    assert "Traceback" not in err
+    _no_share_files(temp, in_tmp)
+    assert _children(parent) == []
+
+
 def test_a_worker_that_dies_fails_the_run_clearly(
     in_tmp: Path, taken: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -558,7 +587,7 @@ def test_a_worker_that_dies_fails_the_run_clearly(
     real = Reporter.occurrence
 
     def dies(self: Reporter, occ: Occurrence, rec: Any) -> None:
-        if os.getpid() != parent and occ.line == 1500:
+        if os.getpid() != parent and occ.line >= 1500:
             os.kill(os.getpid(), signal.SIGKILL)
         real(self, occ, rec)
 
@@ -608,7 +637,7 @@ def test_ctrl_c_or_sigterm_leaves_no_worker_and_no_temporary_file(in_tmp: Path, 
             assert proc.poll() is None
             time.sleep(0.05)
         children = _children(proc.pid)
-        assert len(children) == 2
+        assert len(children) == 1  # the main process is worker 0
         if stop == "ctrl-c":
             os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole group
         else:

@@ -6,20 +6,22 @@ speed of one process. For JSON Lines and JSON output there is no need: the outpu
 is the outputs of its parts, one after the other. So the inputs, taken as one stream of
 bytes, are cut into contiguous shares at line starts (counting the line breaks before each
 cut, so that line numbers go on), and ``N`` workers run the ordinary one-process pipeline
-(reader, cache, in-process vetting, reporter, writer) on them. The main process does no
-per-URL work: it appends the shares' outputs to the real output in input order as they are
-done, adds up their summaries, and shows their first input problems on stderr, so that the
-output, the summary, the exit code, stderr and a written baseline are those of a one-process
-run. Only the count of keys vetted differs (each worker has a cache of its own).
+(reader, cache, in-process vetting, reporter, writer) on them: this process is worker 0, and
+``N - 1`` worker processes are the others (one copy of the vetting data fewer than a main
+process that only waits). The output of each share goes to the real output in input order as
+soon as every worker is done with it; the summaries add up, and the shares' first input
+problems are shown on stderr, so that the output, the summary, the exit code, stderr and a
+written baseline are those of a one-process run. Only the count of keys vetted differs (each
+worker has a cache of its own).
 
 Each worker reads every share, in order, and audits only its own lines of it
 (:class:`~urlvet.audit.sources.LineRoute`): those whose first URL's host hashes to it, until
 a host has had many lines, after which its lines are dealt out by line number. What the
 engine works out once per host and per plain-URL shape (the lookalike analysis, the host's
 verdict) is then worked out, and held, by one worker, not by each: reading a line costs far
-less than a host. A worker writes its part of a share to a file, one object a line, and
-sends the order key of each object (its file's place in the share, its line); the main
-process merges the parts of a share by those keys.
+less than a host. A worker writes its part of a share to a file, one object a line, with the
+order key of each object (its file's place in the share, its line); worker 0 merges the parts
+of a share by those keys, between shares of its own and once it is done.
 
 A split audit is taken when (:func:`plan_split`): the format is jsonl or json, the audit is
 offline, ``jobs`` > 1, every input is a regular uncompressed file named once, and there are
@@ -39,6 +41,7 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
@@ -287,9 +290,57 @@ Message = tuple[str, tuple[int, int], Any]
 """(what, (share, worker), payload) from a worker: progress, done or failed."""
 
 
+class _Auditing:
+    """One worker's audit: every share in turn, its own lines of each (:class:`LineRoute`),
+    each share's part into its file, with one Vetter for all of them."""
+
+    def __init__(self, setup: _Setup, worker: int, policy: Policy) -> None:
+        from urlvet.engine import Vetter
+
+        self.setup = setup
+        self.worker = worker
+        self.policy = policy
+        self.info = dataclasses.replace(setup.info, rules=policy.compiled.rules)
+        self.vet = RecordVetter.for_options(Vetter(policy), setup.options)
+        self.route = LineRoute(worker, setup.jobs)  # one for all shares: hosts counted throughout
+
+    def share(self, index: int, progress: ProgressFn) -> _ShareResult:
+        """The one-process audit of this worker's lines of share ``index``, written to its
+        part."""
+        import io
+
+        setup = self.setup
+        shown: list[Diagnostic] = []
+
+        def keep(diag: Diagnostic) -> None:
+            if len(shown) < SHOWN_DIAGNOSTICS:
+                shown.append(diag)
+
+        share = setup.shares[index]
+        with open(_part_path(setup.folder, index, self.worker), "wb") as raw:
+            stream = io.TextIOWrapper(
+                raw, encoding="utf-8", errors="backslashreplace", newline="\n"
+            )
+            writer = _KeyedWriter(stream, self.info, share)
+            reporter = Reporter(
+                writer,
+                fail_at=setup.fail_at,
+                baseline=setup.baseline,
+                collect_baseline=setup.collect_baseline,
+                on_diagnostic=keep,
+            )
+            summary = Auditor(self.policy, setup.options).run(
+                share, reporter, progress, strategy=InProcess(self.vet), route=self.route
+            )
+            writer.finish(summary)
+            stream.flush()
+        collected = list(reporter.collected.values()) if reporter.collected is not None else None
+        return _ShareResult(summary, shown, collected, writer.keys.tobytes(), writer.first)
+
+
 def _work(setup: _Setup, worker: int, results: Queue[Message]) -> None:
-    """Worker ``worker`` of ``setup.jobs``: reads every share in turn and audits its own
-    lines of each (:class:`LineRoute`), each share's part into its file."""
+    """Worker process ``worker`` (1 or more) of ``setup.jobs``: audits its part of every
+    share and sends each share's result, or why it failed, to the parent (worker 0)."""
     import signal
 
     # Ctrl-C reaches the whole process group: the parent stops the run and ends the workers,
@@ -298,68 +349,24 @@ def _work(setup: _Setup, worker: int, results: Queue[Message]) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     share = -1
     try:
-        from urlvet.engine import Vetter
         from urlvet.policy import Policy
 
-        policy = Policy.model_validate(setup.policy)
-        info = dataclasses.replace(setup.info, rules=policy.compiled.rules)
-        vet = RecordVetter.for_options(Vetter(policy), setup.options)
-        route = LineRoute(worker, setup.jobs)  # one for all shares: hosts counted throughout
+        auditing = _Auditing(setup, worker, Policy.model_validate(setup.policy))
+        last = 0.0
+
+        def progress(done_bytes: int, urls: int, name: str) -> None:
+            nonlocal last
+            if os.getppid() != setup.parent:  # the parent is gone: so is the run
+                os._exit(3)
+            now = time.monotonic()
+            if now - last >= _PROGRESS_EVERY:
+                last = now
+                results.put(("progress", (share, worker), (done_bytes, urls, name)))
+
         for share in range(len(setup.shares)):
-            result = _audit_share(setup, share, worker, route, policy, info, vet, results)
-            results.put(("done", (share, worker), result))
+            results.put(("done", (share, worker), auditing.share(share, progress)))
     except Exception as exc:  # the parent fails the run with this
         results.put(("failed", (share, worker), f"{type(exc).__name__}: {exc}"))
-
-
-def _audit_share(
-    setup: _Setup,
-    index: int,
-    worker: int,
-    route: LineRoute,
-    policy: Policy,
-    info: RunInfo,
-    vet: RecordVetter,
-    results: Queue[Message],
-) -> _ShareResult:
-    """The one-process audit of this worker's lines of share ``index``, written to its part."""
-    import io
-
-    shown: list[Diagnostic] = []
-
-    def keep(diag: Diagnostic) -> None:
-        if len(shown) < SHOWN_DIAGNOSTICS:
-            shown.append(diag)
-
-    last = 0.0
-
-    def progress(done_bytes: int, urls: int, name: str) -> None:
-        nonlocal last
-        if os.getppid() != setup.parent:  # the parent is gone: so is the run
-            os._exit(3)
-        now = time.monotonic()
-        if now - last >= _PROGRESS_EVERY:
-            last = now
-            results.put(("progress", (index, worker), (done_bytes, urls, name)))
-
-    share = setup.shares[index]
-    with open(_part_path(setup.folder, index, worker), "wb") as raw:
-        stream = io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", newline="\n")
-        writer = _KeyedWriter(stream, info, share)
-        reporter = Reporter(
-            writer,
-            fail_at=setup.fail_at,
-            baseline=setup.baseline,
-            collect_baseline=setup.collect_baseline,
-            on_diagnostic=keep,
-        )
-        summary = Auditor(policy, setup.options).run(
-            share, reporter, progress, strategy=InProcess(vet), route=route
-        )
-        writer.finish(summary)
-        stream.flush()
-    collected = list(reporter.collected.values()) if reporter.collected is not None else None
-    return _ShareResult(summary, shown, collected, writer.keys.tobytes(), writer.first)
 
 
 # --- the parent ----------------------------------------------------------------------------
@@ -376,12 +383,13 @@ def run_split(
     temp_dir: str | None = None,
     progress: ProgressFn | None = None,
 ) -> Summary:
-    """Audit ``shares`` (from :func:`plan_split`) in ``options.jobs`` workers, each reading
-    every share and auditing its own lines of it; the outputs go to the reporter's writer (a
-    :class:`JsonWriter`) in input order, share by share as the workers finish them, input
-    problems to its ``on_diagnostic``. Returns the run's summary. Raises
-    :class:`UrlvetError` when a worker fails or dies; the workers and the temporary files
-    are gone when it returns or raises."""
+    """Audit ``shares`` (from :func:`plan_split`) with ``options.jobs`` workers, each reading
+    every share and auditing its own lines of it: this process is worker 0 (so that a split
+    audit holds one copy of the vetting data fewer), the others are worker processes. The
+    outputs go to the reporter's writer (a :class:`JsonWriter`) in input order, share by
+    share as every worker is done with it, input problems to its ``on_diagnostic``. Returns
+    the run's summary. Raises :class:`UrlvetError` when a worker fails or dies; the worker
+    processes and the temporary files are gone when it returns or raises."""
     import multiprocessing
 
     writer = reporter.writer
@@ -424,11 +432,22 @@ def run_split(
                 collect_baseline=reporter.collected is not None,
                 parent=os.getpid(),
             )
-            for worker in range(jobs):
+            for worker in range(1, jobs):
                 process = context.Process(target=_work, args=(setup, worker, results), daemon=True)
                 process.start()
                 workers.append(process)
-            summary = _gather(setup, results, workers, reporter, writer, progress)
+            gather = _Gather(setup, results, workers, reporter, writer, progress)
+            auditing = _Auditing(setup, 0, policy)
+            for share in range(len(shares)):
+                try:
+                    done = auditing.share(share, partial(gather.progress, (share, 0)))
+                except (UrlvetError, OSError):
+                    raise
+                except Exception as exc:  # as a worker process's failure is reported
+                    raise UrlvetError(f"the audit failed: {type(exc).__name__}: {exc}") from exc
+                gather.take("done", (share, 0), done)
+                gather.poll()
+            summary = gather.wait()
             for ended in workers:
                 ended.join()
         finally:
@@ -466,48 +485,105 @@ def _sigterm_as_exit() -> Iterator[None]:
         signal.signal(signal.SIGTERM, before)
 
 
-Finished = dict[tuple[int, int], _ShareResult]
-Seen = dict[tuple[int, int], tuple[int, int, str]]
+class _Gather:
+    """The parent's side of a split audit: the workers' messages, the shares' results, and
+    the output, written share by share in input order as every worker is done with one."""
 
+    def __init__(
+        self,
+        setup: _Setup,
+        results: Queue[Message],
+        workers: list[BaseProcess],
+        reporter: Reporter,
+        writer: JsonWriter,
+        progress: ProgressFn | None,
+    ) -> None:
+        self.setup = setup
+        self.results = results
+        self.workers = workers
+        self.reporter = reporter
+        self.writer = writer
+        self.shown_progress = progress
+        self.summary = Summary()
+        self.finished: dict[tuple[int, int], _ShareResult] = {}
+        self.seen: dict[tuple[int, int], tuple[int, int, str]] = {}
+        self.next_share = 0
 
-def _gather(
-    setup: _Setup,
-    results: Queue[Message],
-    workers: list[BaseProcess],
-    reporter: Reporter,
-    writer: JsonWriter,
-    progress: ProgressFn | None,
-) -> Summary:
-    """Wait for the shares; append each to the output, in order, as soon as every worker's
-    part of it and of the ones before it is in; add up the summaries."""
-    summary = Summary()
-    finished: Finished = {}
-    seen: Seen = {}
-    jobs = setup.jobs
-    next_share = 0
-    while next_share < len(setup.shares):
-        ended = False
-        try:
-            kind, where, payload = results.get(timeout=0.5)
-        except queue.Empty:
-            ended = _check_workers(results, workers, finished, seen)
+    def progress(self, where: tuple[int, int], done_bytes: int, urls: int, name: str) -> None:
+        """A worker's progress on a share (this process's, or one a message brought)."""
+        self.seen[where] = (done_bytes, urls, name)
+        if self.shown_progress is not None:
+            seen = self.seen
+            name = next((s[2] for _, s in sorted(seen.items()) if s[2]), "")
+            # Every worker reads every byte: the bytes read are their mean.
+            done = sum(s[0] for s in seen.values()) // self.setup.jobs
+            self.shown_progress(done, sum(s[1] for s in seen.values()), name)
+
+    def take(self, kind: str, where: tuple[int, int], payload: Any) -> None:
+        """One message: a share done, progress, or a worker's failure (raised)."""
+        if kind == "failed":
+            raise UrlvetError(f"an audit worker process failed: {payload}")
+        if kind == "done":
+            self.finished[where] = payload
+            self.seen[where] = (self.seen.get(where, (0, 0, ""))[0], payload.summary.urls, "")
         else:
-            _take(kind, where, payload, finished, seen)
-            if kind == "progress" and progress is not None:
-                name = next((s[2] for _, s in sorted(seen.items()) if s[2]), "")
-                # Every worker reads every byte: the bytes read are their mean.
-                done = sum(s[0] for s in seen.values()) // jobs
-                progress(done, sum(s[1] for s in seen.values()), name)
-        while all((next_share, w) in finished for w in range(jobs)):
-            parts = [finished.pop((next_share, w)) for w in range(jobs)]
-            _splice(setup, next_share, parts, writer)
-            _merge(setup.shares[next_share], parts, summary, reporter)
-            next_share += 1
-            if next_share == len(setup.shares):
+            self.progress(where, *payload)
+        self._write_ready()
+
+    def poll(self) -> None:
+        """Take the messages there are, without waiting; fail the run when a worker died."""
+        while True:
+            try:
+                kind, where, payload = self.results.get_nowait()
+            except queue.Empty:
                 break
-        if ended and next_share < len(setup.shares):  # never leave the output short
-            raise UrlvetError("the audit workers ended before all of the input was audited")
-    return summary
+            self.take(kind, where, payload)
+        self._check_workers()
+
+    def wait(self) -> Summary:
+        """Wait for the workers' remaining shares and write them; the run's summary."""
+        shares = len(self.setup.shares)
+        while self.next_share < shares:
+            try:
+                kind, where, payload = self.results.get(timeout=0.5)
+            except queue.Empty:
+                if self._check_workers():
+                    # The workers' last messages are in the pipe once they have ended.
+                    while True:
+                        try:
+                            kind, where, payload = self.results.get(timeout=0.1)
+                        except queue.Empty:
+                            break
+                        self.take(kind, where, payload)
+                    if self.next_share < shares:  # never leave the output short
+                        raise UrlvetError(
+                            "the audit workers ended before all of the input was audited"
+                        ) from None
+            else:
+                self.take(kind, where, payload)
+        return self.summary
+
+    def _check_workers(self) -> bool:
+        """Fail the run when a worker process died; True when all of them have ended."""
+        for worker in self.workers:
+            if not worker.is_alive() and worker.exitcode != 0:
+                # Killed, or out of memory: a worker that fails sends why and exits 0.
+                raise UrlvetError(
+                    f"an audit worker process ended unexpectedly (exit code {worker.exitcode})"
+                )
+        return not any(w.is_alive() for w in self.workers)
+
+    def _write_ready(self) -> None:
+        jobs = self.setup.jobs
+        finished = self.finished
+        while self.next_share < len(self.setup.shares) and all(
+            (self.next_share, w) in finished for w in range(jobs)
+        ):
+            index = self.next_share
+            parts = [finished.pop((index, w)) for w in range(jobs)]
+            _splice(self.setup, index, parts, self.writer)
+            _merge(self.setup.shares[index], parts, self.summary, self.reporter)
+            self.next_share += 1
 
 
 def _splice(setup: _Setup, index: int, parts: list[_ShareResult], writer: JsonWriter) -> None:
@@ -542,48 +618,6 @@ def _splice(setup: _Setup, index: int, parts: list[_ShareResult], writer: JsonWr
             f.close()
         for path in paths:
             _remove(path)
-
-
-def _take(
-    kind: str,
-    where: tuple[int, int],
-    payload: Any,
-    finished: Finished,
-    seen: Seen,
-) -> None:
-    if kind == "failed":
-        raise UrlvetError(f"an audit worker process failed: {payload}")
-    if kind == "done":
-        finished[where] = payload
-        summary: Summary = payload.summary
-        seen[where] = (seen.get(where, (0, 0, ""))[0], summary.urls, "")
-    else:
-        seen[where] = payload
-
-
-def _check_workers(
-    results: Queue[Message],
-    workers: list[BaseProcess],
-    finished: Finished,
-    seen: Seen,
-) -> bool:
-    """Fail the run when a worker died; True when every worker has ended (their last
-    messages read)."""
-    for worker in workers:
-        if not worker.is_alive() and worker.exitcode != 0:
-            # Killed, or out of memory: a worker that fails sends why and exits 0.
-            raise UrlvetError(
-                f"an audit worker process ended unexpectedly (exit code {worker.exitcode})"
-            )
-    if any(w.is_alive() for w in workers):
-        return False
-    # The workers' last messages are in the pipe once they have ended: read them first.
-    while True:
-        try:
-            kind, where, payload = results.get(timeout=0.1)
-        except queue.Empty:
-            return True
-        _take(kind, where, payload, finished, seen)
 
 
 def _merge(share: Share, parts: list[_ShareResult], summary: Summary, reporter: Reporter) -> None:
