@@ -426,6 +426,17 @@ def test_every_line_goes_to_exactly_one_worker(count: int) -> None:
     assert len(set(hot[limit:])) == count
 
 
+@pytest.mark.parametrize("count", [2, 3, 8, 100])
+def test_worker_0_gets_a_little_less_than_an_even_share(count: int) -> None:
+    """Worker 0 is the main process and merges the others' output too."""
+    table = sources.route_table(count)
+    slots = [table.count(w) for w in range(count)]
+    assert slots[0] / len(table) == pytest.approx(sources.ROUTE_FIRST_SHARE / count, rel=0.02)
+    assert max(slots[1:]) - min(slots[1:]) <= 1
+    assert min(slots[1:]) > slots[0]
+    assert table[0] == 0
+
+
 def test_the_route_is_the_same_in_every_process(tmp_path: Path) -> None:
     """CRC-32, not Python's salted hash: a worker started afresh routes as its siblings do."""
     lines = routed_lines(random.Random(7), 3000)

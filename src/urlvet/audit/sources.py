@@ -320,6 +320,23 @@ ROUTE_HOSTS_KEPT = 1 << 18
 """Hosts whose line counts a routed read keeps before it starts counting afresh."""
 ROUTE_HOST_CHARS = 256
 """Characters after ``://`` that name a line's host for routing, at most."""
+ROUTE_SLOTS_PER_WORKER = 64
+"""Hashes and line numbers are dealt to workers through a table of this many slots a worker."""
+ROUTE_FIRST_SHARE = 0.94
+"""Worker 0's share of the slots, against an even share: it merges the others' output too."""
+
+
+def route_table(count: int) -> tuple[int, ...]:
+    """The worker of each slot (:class:`LineRoute`): each worker in turn, but for a few of
+    worker 0's slots (:data:`ROUTE_FIRST_SHARE`), dealt to the others in turn."""
+    slots = ROUTE_SLOTS_PER_WORKER * count
+    table = [i % count for i in range(slots)]
+    if count > 1:
+        give = ROUTE_SLOTS_PER_WORKER - round(ROUTE_SLOTS_PER_WORKER * ROUTE_FIRST_SHARE)
+        mine = range(count, slots, count)  # worker 0's slots but the first
+        for n, slot in enumerate(mine[:: len(mine) // give][:give]):
+            table[slot] = 1 + n % (count - 1)
+    return tuple(table)
 
 
 class LineRoute:
@@ -327,22 +344,24 @@ class LineRoute:
     split audit: :mod:`urlvet.audit.split`).
 
     A line goes to the worker its first URL's host hashes to (the text between the first
-    ``://`` and the next ``/``, less a port), so that each worker meets only its own hosts and works out
-    what the engine keeps per host and per shape for those alone; once a host has had
-    :data:`ROUTE_HOST_LINES` lines, its further lines, and every line without ``://``, are
-    dealt out by line number. Each worker reads the same lines in the same order and counts
+    ``://`` and the next ``/``, less a port), so that each worker meets only its own hosts
+    and works out what the engine keeps per host and per shape for those alone; once a host
+    has had :data:`ROUTE_HOST_LINES` lines, its further lines, and every line without
+    ``://``, are dealt out by line number. Hashes and line numbers go to workers through
+    :func:`route_table`, which gives worker 0 a little less. Each worker reads the same lines in the same order and counts
     the same way, so every line goes to exactly one worker, whatever the start method of the
     processes (the hash is CRC-32, not Python's salted one). A line that cannot be read
     (a diagnostic) goes by its line number; problems with a file as a whole go to worker 0.
     """
 
-    __slots__ = ("_seen", "count", "index")
+    __slots__ = ("_seen", "_table", "count", "index")
 
     def __init__(self, index: int, count: int) -> None:
         if not 0 <= index < count:
             raise ValueError(f"worker {index} of {count}")
         self.index = index
         self.count = count
+        self._table = route_table(count)
         self._seen: dict[str, int] = {}
         """host -> lines so far * count + the host's worker."""
 
@@ -357,18 +376,20 @@ class LineRoute:
         count = self.count
         index = self.index
         seen = self._seen
+        table = self._table
+        slots = len(table)
         hot = ROUTE_HOST_LINES * count
         width = ROUTE_HOST_CHARS
         crc32 = zlib.crc32
         for item in lines:
             if item.__class__ is Diagnostic:
-                if (item.line or 0) % count == index:
+                if table[(item.line or 0) % slots] == index:
                     yield item
                 continue
             lineno, text = item  # type: ignore[misc]
             start = text.find("://") + 3
             if start < 3:
-                if lineno % count == index:
+                if table[lineno % slots] == index:
                     yield item
                 continue
             end = text.find("/", start, start + width)
@@ -381,9 +402,9 @@ class LineRoute:
             if state is None:
                 if len(seen) >= ROUTE_HOSTS_KEPT:
                     seen.clear()
-                state = crc32(host.encode("utf-8", "surrogatepass")) % count
+                state = table[crc32(host.encode("utf-8", "surrogatepass")) % slots]
             elif state >= hot:
-                if lineno % count == index:
+                if table[lineno % slots] == index:
                     yield item
                 continue
             seen[host] = state + count
