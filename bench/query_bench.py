@@ -4,7 +4,9 @@ The scale mix (``bench/mix.py``): its plain URLs are recorded first (every host 
 shape is then known), then each URL that is not plain once, timed, at the collector thresholds
 an audit runs with. Two kinds: a sign-in link whose ``redirect_uri`` is percent-encoded, and
 a redirect whose ``url`` is written as it is. Prints the CPU time per URL of each kind and how
-many took the query path (``Vetter.query_shape``) rather than the ordinary one.
+many took the query path (``Vetter.query_shape``) rather than the ordinary one; then the same
+for 20,000 sign-in links to one provider with one ``redirect_uri`` (with and without a
+server), whose query findings are computed once.
 
     python bench/query_bench.py [--urls 1000000]
 """
@@ -51,6 +53,23 @@ def main() -> None:
             print(f"{kind:16} {counted[kind]:8,} URLs {seconds / counted[kind] * 1e6:6.1f} µs each")
     total = sum(counted.values())
     print(f"query path       {taken:8,} of {total:,} ({100 * taken / max(total, 1):.0f}%)")
+    # Sign-in links to one provider, as a gateway's log has them: one redirect_uri, a client
+    # id and a state of their own. Their head and path's shape is known first.
+    callback = "redirect_uri=https%3A%2F%2Fapp.example.org%2Fcallback"
+    for server in (None, "https://mcp.example.com/mcp"):
+        records = RecordVetter(Vetter(Policy()), None, True, True)
+        records(("https://login.idp.example/authorize", server, None))
+        links = [
+            f"https://login.idp.example/authorize?client_id={i}&state={i:x}&{callback}"
+            for i in range(20_000)
+        ]
+        with bulk_gc():
+            start = time.process_time()
+            for url in links:
+                records((url, server, None))
+            seconds = time.process_time() - start
+        label = "one provider" + (", server" if server else "")
+        print(f"{label:24} {len(links):,} URLs {seconds / len(links) * 1e6:6.1f} µs each")
 
 
 if __name__ == "__main__":

@@ -399,6 +399,66 @@ def test_a_rule_that_reads_the_query_wrongly_declared_to_ignore_it_is_caught() -
         assert _mismatches(OFFLINE, urls, (None,))
 
 
+def test_a_rule_declared_to_read_the_query_that_reads_other_parameters_is_caught() -> None:
+    # The findings of the rules that read the query are kept by the parameters that may
+    # carry a URL: a rule that also read a client's state would get the first link's answer
+    # for every other state.
+    rule = all_rules()["UV214"]
+    honest = rule.check
+
+    def reads_state(url: Any, ctx: Any) -> Iterator[Any]:
+        yield from honest(url, ctx)
+        if url is not None and "state=7" in url.search:
+            yield from honest(parse("https://x.example/?next=javascript%3Aalert(1)"), ctx)
+
+    urls = [
+        f"https://shop.example.com/login?state={n}&next=https%3A%2F%2Fapp.example.org%2F"
+        for n in range(5, 10)
+    ]
+    assert not _mismatches(OFFLINE, urls, (None,))
+    with _declared("UV214", check=reads_state):
+        assert _mismatches(OFFLINE, urls, (None,))
+
+
+def test_the_query_findings_are_computed_once_per_carried_parameters() -> None:
+    calls: list[str] = []
+    rule = all_rules()["UV406"]
+    honest = rule.check
+
+    def counted(url: Any, ctx: Any) -> Iterator[Any]:
+        if url is not None and url.search:  # not the shape of the head and path
+            calls.append(url.search)
+        yield from honest(url, ctx)
+
+    vetter = Vetter(Policy.model_validate(OFFLINE))
+    callback = "redirect_uri=https%3A%2F%2Fevil.example%2Fcb"
+    with _declared("UV406", check=counted):
+        verdicts = [
+            vetter.vet_offline(
+                f"https://login.idp.example/authorize?client_id={n}&state={n:x}&{callback}",
+                REMOTE,
+            )
+            for n in range(200)
+        ]
+        assert len(calls) == 1
+        # Another carried value, or another head, is another entry.
+        vetter.vet_offline(
+            "https://login.idp.example/authorize?client_id=1&redirect_uri=https%3A%2F%2Fa.example%2F",
+            REMOTE,
+        )
+        vetter.vet_offline(f"https://login.idp2.example/authorize?client_id=1&{callback}", REMOTE)
+        assert len(calls) == 3
+    assert all("UV406" in v.codes for v in verdicts)
+    assert {v.url for v in verdicts} == {v.href for v in verdicts}
+    assert len({v.url for v in verdicts}) == 200
+    # No parameter's value can carry a URL (a name may hold a colon): the rules are not run.
+    with _declared("UV406", check=counted):
+        odd = "https://login.idp.example/authorize?client_id=1&x:y=1"
+        assert vetter.query_shape(odd, as_server(REMOTE)) is not None
+        assert "UV406" not in vetter.vet_offline(odd, REMOTE).codes
+    assert len(calls) == 3
+
+
 # --- the audit's records --------------------------------------------------------------------
 
 

@@ -29,12 +29,14 @@ from urlvet.findings import Decision, Finding, Severity, Verdict
 from urlvet.policy import CompiledPolicy, Policy
 from urlvet.server import Server, as_server, is_loopback_host
 from urlvet.url import (
+    MAX_CARRIED_LENGTH,
     PLAIN_PATH,
     PLAIN_ROOT,
     HostKind,
     InvalidURL,
     ParsedURL,
     head_url,
+    may_carry,
     new_parsed,
     parse,
     plain_split,
@@ -54,6 +56,12 @@ DESTINATION_CACHE_SIZE = 1024
 none when it is 0)."""
 PLAIN_FINDINGS_KEPT = 8192
 """Distinct tuples of findings the plain shapes of a Vetter share (see _shared_findings)."""
+QUERY_FINDINGS_KEPT = 8192
+"""Findings of the rules that read the query a Vetter keeps, one entry per head, path, server
+and parameters that may carry a URL (see :meth:`Vetter.query_shape`)."""
+QUERY_KEY_LIMIT = 1024
+"""The longest head, path and carrying parameters, together, whose findings are kept: longer ones
+are computed each time, so that hostile queries cannot make the entries take much memory."""
 
 TailCondition = Callable[[ParsedURL, CheckSettings], bool]
 """A rule's :attr:`~urlvet.checks.base.Rule.reads_plain_tail_on`."""
@@ -162,6 +170,7 @@ class Vetter:
         "_plain_findings",
         "_plain_kinds",
         "_plain_limit",
+        "_query_findings",
         "_query_rules",
         "_url_rules",
         "policy",
@@ -180,6 +189,7 @@ class Vetter:
     _plain_conditions: dict[tuple[HostKind, bool], tuple[TailCondition, ...]]
     _plain_limit: int
     _query_rules: dict[tuple[HostKind, bool], tuple[Rule, ...]]
+    _query_findings: dict[tuple[str, str, Server | None, tuple[str, ...]], tuple[Finding, ...]]
 
     def __init__(
         self, policy: Policy | None = None, *, host_cache_size: int = HOST_CACHE_SIZE
@@ -244,6 +254,7 @@ class Vetter:
             if blind_raw and all(r.reads_query or r.blind_to_plain_query(settings) for r in fit):
                 query_rules[kind, has_server] = tuple(r for r in fit if r.reads_query)
         object.__setattr__(self, "_query_rules", query_rules)
+        object.__setattr__(self, "_query_findings", {})
         object.__setattr__(self, "_url_rules", rules)
         object.__setattr__(self, "_host_rules", host_rules)
         object.__setattr__(self, "_host_cache", {})
@@ -489,7 +500,7 @@ class Vetter:
         split = query_split(raw)
         if split is None:
             return None
-        head, path, search, fragment = split
+        head, path, search, _fragment = split
         key = (head, PLAIN_ROOT if path == "/" else PLAIN_PATH, server)
         cache = self._plain_cache
         plain = cache.get(key, _UNSEEN)
@@ -507,34 +518,79 @@ class Vetter:
         tail = raw[len(head) :]
         found: tuple[Finding, ...] = ()
         if rules and search:  # the rules that read the query never fire without one
-            # The URL as parse() gives it, from its head's: the parser copies the tail as it
-            # is (a test compares the two).
-            parsed = new_parsed(
-                raw,
-                plain.href_head + tail,
-                base.scheme,
-                base.username,
-                base.password,
-                base.host,
-                base.host_unicode,
-                base.host_kind,
-                base.port,
-                path,
-                search,
-                fragment,
-                base.registrable_domain,
-                base.public_suffix,
-                base.suffix_is_private,
-                base.ip,
-            )
-            ctx = url_context(self._compiled.settings, server, raw, None, None, self, 0)
-            severities = self._compiled.severities
-            found = tuple(
-                _finding(rule, hit, severities.get(rule.code))
-                for rule in rules
-                for hit in rule.check(parsed, ctx)
-            )
+            found = self._query_findings_of(raw, plain, tail, base, server, rules, split)
         return QueryShape(plain, tail, found)
+
+    def _query_findings_of(
+        self,
+        raw: str,
+        plain: PlainShape,
+        tail: str,
+        base: ParsedURL,
+        server: Server | None,
+        rules: tuple[Rule, ...],
+        split: tuple[str, str, str, str],
+    ) -> tuple[Finding, ...]:
+        """The findings of the query-reading ``rules`` on ``raw`` (see :meth:`query_shape`).
+
+        They read the query only through the URLs its parameters carry (Rule.reads_query):
+        none carries one, none fires; otherwise their hits are a function of the head, the
+        path (which names a redirector's parameters), the server and the parameters whose
+        value may hold a URL (``urlvet.url.carried_urls`` reads no other), and are kept by
+        those. Links repeat
+        their carried parameters (one sign-in callback for thousands of links, with a
+        client id and a state of their own); a test compares with the ordinary path."""
+        head, path, search, fragment = split
+        carrying = tuple(
+            part
+            for part in search[1:].split("&")
+            if may_carry(value := part.partition("=")[2]) and len(value) <= MAX_CARRIED_LENGTH
+        )
+        if not carrying:
+            return ()
+        key = None
+        if len(head) + len(path) + sum(len(part) for part in carrying) <= QUERY_KEY_LIMIT:
+            key = (head, path, server, carrying)
+            kept = self._query_findings.get(key)
+            if kept is not None:
+                return kept
+        # The URL as parse() gives it, from its head's: the parser copies the tail as it
+        # is (a test compares the two).
+        parsed = new_parsed(
+            raw,
+            plain.href_head + tail,
+            base.scheme,
+            base.username,
+            base.password,
+            base.host,
+            base.host_unicode,
+            base.host_kind,
+            base.port,
+            path,
+            search,
+            fragment,
+            base.registrable_domain,
+            base.public_suffix,
+            base.suffix_is_private,
+            base.ip,
+        )
+        ctx = url_context(self._compiled.settings, server, raw, None, None, self, 0)
+        severities = self._compiled.severities
+        found = tuple(
+            _finding(rule, hit, severities.get(rule.code))
+            for rule in rules
+            for hit in rule.check(parsed, ctx)
+        )
+        if key is not None:
+            memo = self._query_findings
+            with self._host_lock:
+                # Emptied when full rather than first in, first out: taking the oldest key
+                # of a dict that keeps losing its first entries walks past the holes they
+                # leave, and links on thousands of sign-in hosts would pay that at each one.
+                if len(memo) >= QUERY_FINDINGS_KEPT:
+                    memo.clear()
+                memo[key] = found
+        return found
 
     def query_verdict(self, url: str, found: QueryShape) -> Verdict:
         """The offline verdict on ``url``, a URL of :meth:`query_shape`, from what that gave:

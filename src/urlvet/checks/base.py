@@ -232,9 +232,13 @@ class Rule:
     that :attr:`reads_query` on the URL itself. A callable decides from the policy's
     settings. Per-host rules ignore the query by construction."""
     reads_query: bool = False
-    """For a ``url`` rule: True when it reads the query (the URLs carried in its parameters)
-    and never fires on a URL without one: on a URL of :func:`urlvet.url.query_split`, the
-    engine runs these rules on the URL and takes every other rule's hits from a shape."""
+    """For a ``url`` rule: True when it reads the query only through :func:`carried` and
+    :func:`redirector_destination` (the URLs carried in its parameters) and never fires on a
+    URL that carries none: on a URL of :func:`urlvet.url.query_split`, the engine runs these
+    rules on the URL and takes every other rule's hits from a shape. Their hits are then a
+    function of the URL's head and path, the server and the parameters whose value may hold
+    a URL, which the engine keeps them by (a query's other parameters, a client id or a
+    state, change nothing)."""
 
     def blind_to_plain_query(self, settings: CheckSettings) -> bool:
         """True when this rule's hits cannot tell a query of :func:`urlvet.url.query_split`
