@@ -473,10 +473,9 @@ def test_audit_on_spark_writes_what_an_in_process_audit_writes(
 def test_spark_strategy_gathers_windows_into_jobs(spark: Spark, tmp_path: Path) -> None:
     from urlvet.audit.options import AuditOptions
     from urlvet.audit.output import RunInfo, make_writer
-    from urlvet.audit.pipeline import WINDOW, Auditor
+    from urlvet.audit.pipeline import WINDOW, Auditor, SparkStrategy
     from urlvet.audit.report import Reporter
     from urlvet.audit.sources import Source
-    from urlvet.spark.strategy import SparkStrategy
 
     lines = _log_lines()
     path = tmp_path / "log.urls"

@@ -54,7 +54,7 @@ class AuditRun:
     """Show a progress line when stderr is a terminal."""
     spark_master: str | None = None
     """Vet on Spark at this master (``local[4]``, ``spark://host:7077``, ``yarn``): see
-    :mod:`urlvet.spark.strategy`."""
+    :class:`urlvet.audit.pipeline.SparkStrategy`."""
 
 
 def run_audit(policy: Policy, run: AuditRun, stdout: BinaryIO, stderr: TextIO) -> int:
@@ -77,7 +77,7 @@ def run_audit(policy: Policy, run: AuditRun, stdout: BinaryIO, stderr: TextIO) -
             )
         if run.options.jobs > 1:
             raise InputError("--spark-master and --jobs cannot be combined")
-        from urlvet.spark.strategy import start_session
+        from urlvet.spark import start_session
 
         spark = start_session(run.spark_master)
     if run.options.jobs > 1 and auditor.uses_dns:
@@ -154,7 +154,7 @@ def run_audit(policy: Policy, run: AuditRun, stdout: BinaryIO, stderr: TextIO) -
         else:
             strategy = None
             if spark is not None:
-                from urlvet.spark.strategy import SparkStrategy
+                from urlvet.audit.pipeline import SparkStrategy
 
                 strategy = SparkStrategy(spark[0], policy, run.options)
             summary = auditor.run(sources, reporter, progress, strategy)

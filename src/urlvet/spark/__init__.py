@@ -741,3 +741,41 @@ def run_job(
                 file=sys.stderr,
             )
     return summary
+
+
+def start_session(master: str) -> tuple[Any, bool]:
+    """A Spark session on ``master`` (the active one when there is one) and whether this call
+    created it (the caller then stops it). Raises InputError when Spark cannot start."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise InputError(
+            "--spark-master needs pyspark, pandas and pyarrow: pip install 'urlvet[spark]'"
+        ) from None
+    spark = SparkSession.getActiveSession()
+    if spark is not None:
+        return spark, False
+    builder = SparkSession.builder.appName("urlvet audit").master(master)
+    if master.startswith("local"):
+        # Local workers run this Python, the one that has urlvet.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        builder = builder.config("spark.pyspark.python", sys.executable).config(
+            "spark.ui.enabled", "false"
+        )
+    # The audit's own progress line, not Spark's, goes to stderr.
+    builder = builder.config("spark.ui.showConsoleProgress", "false")
+    try:
+        spark = builder.getOrCreate()
+        spark.sparkContext.setLogLevel("ERROR")
+    except Exception as exc:  # py4j and JVM start-up errors come in many classes
+        raise InputError(
+            f"cannot start Spark on {master!r} (it needs Java 17 or later, JAVA_HOME): "
+            f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        ) from None
+    try:
+        spark.sparkContext  # noqa: B018 - Spark Connect sessions have none
+    except Exception:
+        raise InputError(
+            "--spark-master needs a classic Spark session: Spark Connect has no RDDs"
+        ) from None
+    return spark, True
