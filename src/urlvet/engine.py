@@ -37,7 +37,7 @@ from urlvet.url import (
     ParsedURL,
     head_url,
     may_carry,
-    new_parsed,
+    on_head,
     parse,
     plain_split,
     query_split,
@@ -556,24 +556,7 @@ class Vetter:
                 return kept
         # The URL as parse() gives it, from its head's: the parser copies the tail as it
         # is (a test compares the two).
-        parsed = new_parsed(
-            raw,
-            plain.href_head + tail,
-            base.scheme,
-            base.username,
-            base.password,
-            base.host,
-            base.host_unicode,
-            base.host_kind,
-            base.port,
-            path,
-            search,
-            fragment,
-            base.registrable_domain,
-            base.public_suffix,
-            base.suffix_is_private,
-            base.ip,
-        )
+        parsed = on_head(base, raw, plain.href_head + tail, path, search, fragment)
         ctx = url_context(self._compiled.settings, server, raw, None, None, self, 0)
         severities = self._compiled.severities
         found = tuple(

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Literal
 
 from urlvet.errors import PolicyError
+from urlvet.text import cut
 from urlvet.url import MAX_DOMAIN_LENGTH, HostKind, InvalidURL, parse
 
 FeedKind = Literal["domains", "networks", "urls"]
@@ -437,7 +438,7 @@ _FORMATS_OF: dict[FeedKind, frozenset[str]] = {
 
 
 def _clip(text: str, limit: int = 80) -> str:
-    return repr(text if len(text) <= limit else text[:limit] + "…")
+    return repr(cut(text, limit))
 
 
 # --- reading a file ------------------------------------------------------------------------

@@ -90,6 +90,12 @@ def clip(text: str, limit: int) -> tuple[str, int]:
     return text[:limit], len(text) - limit
 
 
+def cut(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, with '…' where it was cut (for evidence and
+    messages that quote what they are about)."""
+    return text if len(text) <= limit else text[:limit] + "\u2026"
+
+
 def clip_middle(text: str, limit: int) -> tuple[str, str, int]:
     """(head, tail, cut): keep both ends of ``text``; the end nearest the site matters most."""
     if len(text) <= limit:

@@ -509,9 +509,19 @@ def parse_plain(raw: str) -> ParsedURL | None:
     fragment = tail[end:] if 0 <= end < len(tail) - 1 else ""
     query_at = before.find("?")
     search = before[query_at:] if 0 <= query_at < len(before) - 1 else ""
+    path = before if query_at < 0 else before[:query_at]
+    return on_head(base, raw, base.href[:-1] + tail, path, search, fragment)
+
+
+def on_head(
+    base: ParsedURL, raw: str, href: str, pathname: str, search: str, fragment: str
+) -> ParsedURL:
+    """The parse of ``raw``, a URL of the head that ``base`` is the parse of (see
+    :func:`head_url`), with the href, path, query and fragment given: the scheme, user info,
+    host and port are the head's."""
     return new_parsed(
         raw,
-        base.href[:-1] + tail,
+        href,
         base.scheme,
         base.username,
         base.password,
@@ -519,7 +529,7 @@ def parse_plain(raw: str) -> ParsedURL | None:
         base.host_unicode,
         base.host_kind,
         base.port,
-        before if query_at < 0 else before[:query_at],
+        pathname,
         search,
         fragment,
         base.registrable_domain,

@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol
 from urlvet.feeds import EMPTY, FeedHit, FeedSet
 from urlvet.findings import Finding, Severity, Verdict
 from urlvet.server import Server
+from urlvet.text import cut
 from urlvet.url import (
     MAX_DOMAIN_LENGTH,
     CarriedURL,
@@ -456,9 +457,13 @@ def internal_name_reason(name: str, settings: CheckSettings) -> str | None:
     return None
 
 
-def clip(text: str, limit: int = 300) -> str:
+EVIDENCE_LIMIT = 300
+"""Characters of a quoted value that evidence keeps (:func:`clip`)."""
+
+
+def clip(text: str, limit: int = EVIDENCE_LIMIT) -> str:
     """``text`` cut to ``limit`` characters for evidence, with a visible mark where it was cut."""
-    return text if len(text) <= limit else text[:limit] + "…"
+    return cut(text, limit)
 
 
 def host_table_entry(host: str, table: Mapping[str, Any]) -> tuple[str, Any] | None:

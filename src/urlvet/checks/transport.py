@@ -10,7 +10,7 @@ from urlvet.checks.base import CheckContext, Hit, rule
 from urlvet.findings import Severity
 from urlvet.hsts import hsts_preload_list_date, is_hsts_preloaded
 from urlvet.server import is_loopback_host
-from urlvet.text import hidden_characters
+from urlvet.text import cut, hidden_characters
 from urlvet.url import HostKind, ParsedURL
 
 _DANGEROUS = frozenset({"javascript", "data", "file", "vbscript", "blob", "filesystem"})
@@ -186,8 +186,8 @@ def userinfo_deception(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
     if written is not None and "\\" in written and "@" in written.split("\\", 1)[1]:
         seen = written.rsplit("@", 1)[1]
         yield Hit(
-            f"The link is written as \u201c{_clip(written)}\u201d: it reads as "
-            f"\u201c{_clip(seen)}\u201d, but the browser ends the address at the backslash "
+            f"The link is written as \u201c{cut(written, 120)}\u201d: it reads as "
+            f"\u201c{cut(seen, 120)}\u201d, but the browser ends the address at the backslash "
             f"and opens {url.host_for_display}.",
             {"written_as": written, "reads_as": seen, "real_host": url.host},
         )
@@ -213,10 +213,6 @@ def userinfo_deception(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
 # Characters that survive the browser's host processing (UTS #46) and look like '/'. Fullwidth
 # and small solidus forms are not here: UTS #46 maps them to '/', which ends the host.
 _SLASH_LOOKALIKES = frozenset("\u2044\u2215\u29f8\u2571\u29f6\u1735\u27cb\u3033")
-
-
-def _clip(text: str, limit: int = 120) -> str:
-    return text if len(text) <= limit else text[:limit] + "\u2026"
 
 
 def _written_authority(raw: str) -> str | None:
