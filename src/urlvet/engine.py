@@ -662,10 +662,11 @@ class Vetter:
         if not findings:
             return findings
         table = self._plain_findings
-        # The severity's value rather than the member, whose repr is made in Python.
-        # Kept by the hash of their text (equal findings are checked below): the text of
-        # thousands of findings would take megabytes to hold.
-        key = hash(repr([(f.code, f.severity.value, f.message, f.evidence) for f in findings]))
+        # Kept by the hash of their codes and messages (equal findings are checked below: a
+        # tuple whose evidence differs is kept apart by not being shared): the text of
+        # thousands of findings would take megabytes to hold, and the repr of their evidence
+        # costs five times the hash.
+        key = hash(tuple([(f.code, f.message) for f in findings]))
         kept = table.get(key)
         if kept is not None and kept == findings:
             return kept
