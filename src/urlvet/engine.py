@@ -636,23 +636,26 @@ class Vetter:
         settings = self._compiled.settings
         if any(reads_tail(url, settings) for reads_tail in conditions):
             return None
-        v = self._finish(state, None)
+        # What _finish would make a verdict of (offline: no probe), without the verdict.
+        findings = state.findings
+        if len(findings) > 1:
+            findings.sort(key=_order)
         # Equal strings kept once (a shape is kept for every head of an audit's hosts): the
         # href's head is most often the head as written, a host's Unicode form the host.
         href_head = url.href[: -len(shape)]
-        host = v.host
-        host_unicode = v.host_unicode
+        host = url.host or None
+        host_unicode = url.host_unicode if url.host else None
         return PlainShape(
             head,
             shape,
             head if href_head == head else href_head,
-            v.decision,
-            self._shared_findings(v.findings),
+            self._compiled.decide([f.severity for f in findings]),
+            self._shared_findings(tuple(findings)),
             host,
             host if host_unicode == host else host_unicode,
-            v.host_kind,
-            v.registrable_domain,
-            v.server,
+            url.host_kind.value,
+            url.registrable_domain,
+            server.label() if server is not None else None,
         )
 
     def _shared_findings(self, findings: tuple[Finding, ...]) -> tuple[Finding, ...]:

@@ -287,7 +287,7 @@ class RecordTemplates:
         # secret of the head (the patterns of urlvet.audit.output.redact never span the
         # head and the tail, which starts with '/').
         head, href_head, rep = shape.head, shape.href_head, shape.shape
-        if has_secrets(head + rep) or has_secrets(href_head + rep):
+        if has_secrets(head + rep) or (href_head is not head and has_secrets(href_head + rep)):
             return None
         base, verdict_json = self._verdict(shape)
         if not self.with_json:
