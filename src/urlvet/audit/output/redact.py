@@ -71,7 +71,11 @@ _NAME_PARTS = re.compile(
 _PARAM = re.compile(r"(?P<head>[?&#;](?P<name>[^=&#;?\s/\"'<>]{1,128})=)(?P<value>[^&#;\s\"'<>]*)")
 # Every credential name, lower-cased, holds one of these (a test holds each of _EXACT_NAMES
 # and _NAME_PARTS to it); a name with '%' may decode to one.
-_NAME_WORDS = re.compile(r"pass|pwd|tok|key|secr|code|sig|auth|jwt|otp|sas|assert|cred|sess|%")
+_WORDS = r"pass|pwd|tok|key|secr|code|sig|auth|jwt|otp|sas|assert|cred|sess|%"
+_NAME_WORDS = re.compile(_WORDS)
+# A parameter whose name holds one of them: where _PARAM can start a parameter, a name of the
+# characters _PARAM allows in one and more (so that it matches wherever _PARAM does), '='.
+_NAME_WITH_WORD = re.compile(rf"[?&#;][^=&#;?\s]*?(?:{_WORDS})[^=&#;?\s]*=")
 # scheme:// user : password @ — the password runs to the last '@' before the path.
 _PASSWORD = re.compile(
     r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*:[/\\]*[^/\\?#@\s:\"'<>]*:)(?P<value>[^/\\?#\s\"'<>]*)@"
@@ -107,11 +111,12 @@ def looks_like_token(text: str) -> bool:
 def tail_may_hold_secrets(tail: str) -> bool:
     """False when no parameter of ``tail`` (the path, query and fragment of a URL with no
     user info) can have a credential name: a quick test that rules out most URLs before
-    :func:`secrets_in` reads them. It looks for a part of a credential name anywhere in the
-    tail (a parameter's name needs a '=' after it), in lower case as :func:`is_secret_name`
-    compares names, or a '%' that may encode one: it may say True of a URL without a secret,
-    never False of one with a secret."""
-    return "=" in tail and _NAME_WORDS.search(tail.lower()) is not None
+    :func:`secrets_in` reads them. It looks for a parameter name (after '?', '&', '#' or ';'
+    and before '=') that holds a part of a credential name, in lower case as
+    :func:`is_secret_name` compares names, or a '%' that may encode one: it may say True of
+    a URL without a secret, never False of one with a secret. A word in the path
+    (``/oauth2/authorize``) or a '%' in a value (an encoded ``redirect_uri``) is no reason."""
+    return "=" in tail and _NAME_WITH_WORD.search(tail.lower()) is not None
 
 
 def secrets_in(text: str) -> set[str]:
