@@ -287,7 +287,28 @@ class _ShardedBatch:
         return out  # type: ignore[return-value]
 
 
-class ProcessPool:
+class _Elsewhere:
+    """What the strategies that vet in other processes (:class:`ProcessPool`,
+    :class:`SparkStrategy`) share: the rare key the loop needs at once is vetted here, by a
+    Vetter built on first use, and no record is quick (the shapes live in the workers)."""
+
+    def __init__(self, policy: Policy, options: AuditOptions) -> None:
+        self._policy = policy
+        self._options = options
+        self._local: list[RecordVetter] = []
+
+    def vet_now(self, key: Key) -> Record:
+        if not self._local:
+            from urlvet.engine import Vetter
+
+            self._local.append(RecordVetter.for_options(Vetter(self._policy), self._options))
+        return self._local[0](key)
+
+    def quick(self, key: Key) -> Record | None:
+        return None
+
+
+class ProcessPool(_Elsewhere):
     """Vets offline in ``jobs`` worker processes, each with its own Vetter built from the
     policy's data.
 
@@ -300,10 +321,8 @@ class ProcessPool:
     def __init__(self, policy: Policy, options: AuditOptions) -> None:
         import multiprocessing
 
+        super().__init__(policy, options)
         self.lookahead = 2 * options.jobs
-        self._options = options
-        self._policy = policy
-        self._local: list[RecordVetter] = []
         context = multiprocessing.get_context()
         self.inboxes: list[Queue[list[Key] | None]] = []
         self.outboxes: list[Queue[list[Record] | str]] = []
@@ -357,16 +376,6 @@ class ProcessPool:
             if isinstance(got, str):
                 raise RuntimeError(f"an audit worker process failed: {got}")
             return got
-
-    def vet_now(self, key: Key) -> Record:
-        if not self._local:
-            from urlvet.engine import Vetter
-
-            self._local.append(RecordVetter.for_options(Vetter(self._policy), self._options))
-        return self._local[0](key)
-
-    def quick(self, key: Key) -> Record | None:
-        return None  # the shapes live in the workers
 
     def close(self) -> None:
         for inbox in self.inboxes:
@@ -467,8 +476,6 @@ def _spark_partition(
     keys: Iterable[Key],
 ) -> Iterator[Record]:
     """On a worker: the records of one partition's keys, in order."""
-    import gc
-
     from urlvet.spark import worker_vetter
 
     key = (policy_key, server_name, redact, with_json)
@@ -510,7 +517,7 @@ class _SparkBatch:
         return records[self._start : self._start + self._count]
 
 
-class SparkStrategy:
+class SparkStrategy(_Elsewhere):
     """Vets the audit's cache misses on Spark, :data:`WINDOWS_PER_JOB` windows a job."""
 
     def __init__(
@@ -521,16 +528,14 @@ class SparkStrategy:
         *,
         windows_per_job: int = WINDOWS_PER_JOB,
     ) -> None:
+        super().__init__(policy, options)
         self.lookahead = max(0, windows_per_job - 1)
         self.jobs = 0
         """Spark jobs run so far."""
         self._spark = spark
-        self._policy = policy
-        self._options = options
         self._policy_json = policy.model_dump_json()
         self._policy_key = hashlib.sha256(self._policy_json.encode()).hexdigest()
         self._job = _Job()
-        self._local: list[RecordVetter] = []
 
     def submit(self, keys: list[Key]) -> _SparkBatch:
         job = self._job
@@ -565,16 +570,6 @@ class SparkStrategy:
         self.jobs += 1
         records: list[Record] = context.parallelize(keys, slices).mapPartitions(vet).collect()
         return records
-
-    def vet_now(self, key: Key) -> Record:
-        if not self._local:
-            from urlvet.engine import Vetter
-
-            self._local.append(RecordVetter.for_options(Vetter(self._policy), self._options))
-        return self._local[0](key)
-
-    def quick(self, key: Key) -> Record | None:
-        return None  # the shapes live on the workers
 
     def close(self) -> None:
         pass
