@@ -537,9 +537,9 @@ class Vetter:
         none carries one, none fires; otherwise their hits are a function of the head, the
         path (which names a redirector's parameters), the server and the parameters whose
         value may hold a URL (``urlvet.url.carried_urls`` reads no other), and are kept by
-        those. Links repeat
-        their carried parameters (one sign-in callback for thousands of links, with a
-        client id and a state of their own); a test compares with the ordinary path."""
+        those. Links repeat their carried parameters (one sign-in callback for thousands of
+        links, with a client id and a state of their own); a test compares with the ordinary
+        path."""
         head, path, search, fragment = split
         carrying = tuple(
             part
@@ -636,26 +636,23 @@ class Vetter:
         settings = self._compiled.settings
         if any(reads_tail(url, settings) for reads_tail in conditions):
             return None
-        # What _finish would make a verdict of (offline: no probe), without the verdict.
-        findings = state.findings
-        if len(findings) > 1:
-            findings.sort(key=_order)
+        v = self._finish(state, None)
         # Equal strings kept once (a shape is kept for every head of an audit's hosts): the
         # href's head is most often the head as written, a host's Unicode form the host.
         href_head = url.href[: -len(shape)]
-        host = url.host or None
-        host_unicode = url.host_unicode if url.host else None
+        host = v.host
+        host_unicode = v.host_unicode
         return PlainShape(
             head,
             shape,
             head if href_head == head else href_head,
-            self._compiled.decide([f.severity for f in findings]),
-            self._shared_findings(tuple(findings)),
+            v.decision,
+            self._shared_findings(v.findings),
             host,
             host if host_unicode == host else host_unicode,
-            url.host_kind.value,
-            url.registrable_domain,
-            server.label() if server is not None else None,
+            v.host_kind,
+            v.registrable_domain,
+            v.server,
         )
 
     def _shared_findings(self, findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
