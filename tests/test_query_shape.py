@@ -459,6 +459,71 @@ def test_the_query_findings_are_computed_once_per_carried_parameters() -> None:
     assert len(calls) == 3
 
 
+def _counting(code: str, calls: list[str]) -> Any:
+    honest = all_rules()[code].check
+
+    def counted(url: Any, ctx: Any) -> Iterator[Any]:
+        if url is not None and url.search:  # not the shape of the head and path
+            calls.append(url.host)
+        yield from honest(url, ctx)
+
+    return counted
+
+
+def test_links_on_other_hosts_that_carry_a_clean_callback_run_the_rules_once() -> None:
+    # Sign-in links on a thousand sites of their own, with one callback (percent-encoded, or
+    # written as it is with a path of its own): nothing found for one, nothing for the rest.
+    vetter = Vetter(Policy.model_validate(OFFLINE))
+    encoded = "redirect_uri=https%3A%2F%2Fapp.example.org%2Fcallback"
+    calls: list[str] = []
+    with _declared("UV214", check=_counting("UV214", calls)):
+        for n in range(300):
+            link = f"https://idp{n}.example/authorize?client_id={n}&{encoded}"
+            assert vetter.vet_offline(link).codes == ()
+        assert len(calls) == 1
+        for n in range(300):
+            link = f"https://idp{n}.example/sso?next=https://app.example.org/landing/{n}"
+            assert vetter.vet_offline(link).codes == ()
+        assert len(calls) == 2
+        # A link on the callback's own site is of another class.
+        vetter.vet_offline(f"https://login.example.org/authorize?{encoded}")
+        assert len(calls) == 3
+
+
+def test_what_the_query_rules_find_is_found_for_each_link_and_names_its_host() -> None:
+    vetter = Vetter(Policy.model_validate(OFFLINE))
+    calls: list[str] = []
+    with _declared("UV210", check=_counting("UV210", calls)):
+        verdicts = [
+            vetter.vet_offline(f"https://site{n}.example/go?next=http%3A%2F%2F10.0.0.1%2Fadmin")
+            for n in range(50)
+        ]
+    assert len(calls) == 50
+    for n, verdict in enumerate(verdicts):
+        (finding,) = [f for f in verdict.findings if f.code == "UV210"]
+        assert f"site{n}.example forwards you" in finding.message
+
+
+def test_a_rule_that_reads_the_links_host_beyond_its_site_is_caught() -> None:
+    # Links of one class share the rules' empty answer: a rule that read the link's host
+    # name itself (here, one host out of ten) would get the first link's answer for it.
+    rule = all_rules()["UV214"]
+    honest = rule.check
+
+    def reads_host(url: Any, ctx: Any) -> Iterator[Any]:
+        yield from honest(url, ctx)
+        if url is not None and url.search and url.host == "idp7.example":
+            yield from honest(parse("https://x.example/?next=javascript%3Aalert(1)"), ctx)
+
+    urls = [
+        f"https://idp{n}.example/authorize?redirect_uri=https%3A%2F%2Fapp.example.org%2F"
+        for n in range(10)
+    ]
+    assert not _mismatches(OFFLINE, urls, (None,))
+    with _declared("UV214", check=reads_host):
+        assert _mismatches(OFFLINE, urls, (None,))
+
+
 # --- the audit's records --------------------------------------------------------------------
 
 

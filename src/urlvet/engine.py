@@ -22,19 +22,23 @@ from urlvet.checks.base import (
     CheckSettings,
     Hit,
     Rule,
+    compared_site,
     host_view,
+    redirector_parameters,
     url_context,
 )
 from urlvet.findings import Decision, Finding, Severity, Verdict
 from urlvet.policy import CompiledPolicy, Policy
 from urlvet.server import Server, as_server, is_loopback_host
 from urlvet.url import (
+    CARRIED_PARAMETER_KEPT_LENGTH,
     MAX_CARRIED_LENGTH,
     PLAIN_PATH,
     PLAIN_ROOT,
     HostKind,
     InvalidURL,
     ParsedURL,
+    first_carried_item,
     head_url,
     may_carry,
     on_head,
@@ -170,6 +174,7 @@ class Vetter:
         "_plain_findings",
         "_plain_kinds",
         "_plain_limit",
+        "_query_clean",
         "_query_findings",
         "_query_rules",
         "_url_rules",
@@ -190,6 +195,7 @@ class Vetter:
     _plain_limit: int
     _query_rules: dict[tuple[HostKind, bool], tuple[Rule, ...]]
     _query_findings: dict[tuple[str, str, Server | None, tuple[str, ...]], tuple[Finding, ...]]
+    _query_clean: set[tuple[Any, ...]]
 
     def __init__(
         self, policy: Policy | None = None, *, host_cache_size: int = HOST_CACHE_SIZE
@@ -255,6 +261,7 @@ class Vetter:
                 query_rules[kind, has_server] = tuple(r for r in fit if r.reads_query)
         object.__setattr__(self, "_query_rules", query_rules)
         object.__setattr__(self, "_query_findings", {})
+        object.__setattr__(self, "_query_clean", set())
         object.__setattr__(self, "_url_rules", rules)
         object.__setattr__(self, "_host_rules", host_rules)
         object.__setattr__(self, "_host_cache", {})
@@ -557,13 +564,25 @@ class Vetter:
         # The URL as parse() gives it, from its head's: the parser copies the tail as it
         # is (a test compares the two).
         parsed = on_head(base, raw, plain.href_head + tail, path, search, fragment)
-        ctx = url_context(self._compiled.settings, server, raw, None, None, self, 0)
-        severities = self._compiled.severities
-        found = tuple(
-            _finding(rule, hit, severities.get(rule.code))
-            for rule in rules
-            for hit in rule.check(parsed, ctx)
-        )
+        # Links on thousands of hosts carry the same callback: where the rules find nothing
+        # for one, they find nothing for any link of the same class (see _query_class).
+        klass = self._query_class(parsed, server, carrying)
+        clean = self._query_clean
+        if klass is not None and klass in clean:
+            found: tuple[Finding, ...] = ()
+        else:
+            ctx = url_context(self._compiled.settings, server, raw, None, None, self, 0)
+            severities = self._compiled.severities
+            found = tuple(
+                _finding(rule, hit, severities.get(rule.code))
+                for rule in rules
+                for hit in rule.check(parsed, ctx)
+            )
+            if klass is not None and not found:
+                with self._host_lock:
+                    if len(clean) >= QUERY_FINDINGS_KEPT:
+                        clean.clear()
+                    clean.add(klass)
         if key is not None:
             memo = self._query_findings
             with self._host_lock:
@@ -574,6 +593,52 @@ class Vetter:
                     memo.clear()
                 memo[key] = found
         return found
+
+    def _query_class(
+        self, link: ParsedURL, server: Server | None, carrying: tuple[str, ...]
+    ) -> tuple[Any, ...] | None:
+        """All that the rules that read the query read of ``link`` but its host's name, when
+        they find nothing on it: a link of the same class gets no finding from them either.
+        None when the parameters are too long to be kept.
+
+        The rules read a link's host only through its kind, whether it is a listed
+        redirector's page (its host and path), and whether its site is the site of a URL it
+        carries or of the server; its name appears only in the text of what they find. What
+        they read of a carried URL is the URL itself, except for a plain one
+        (:func:`urlvet.url.plain_split`, written as it is), of which they read what its
+        plain shape has: its findings as a destination are its shape's, and its scheme,
+        host and site are its head's. So the class holds, per carrying parameter, its name
+        and either its value or its plain URL's head and shape, and whether that URL is on
+        the link's site. A test compares the class's answers with the ordinary path's."""
+        site = compared_site(link)
+        server_site = None
+        if server is not None and server.parsed is not None:
+            server_site = compared_site(server.parsed)
+        size = 0
+        items = []
+        for part in carrying:
+            name, _, value = part.partition("=")
+            # With no '+' and no '%', form decoding leaves the value as it is.
+            plain = "+" not in value and "%" not in value
+            found = self.plain_shape(value, None) if plain else None
+            there: str | None
+            if found is not None:
+                shape = found[0]
+                carried: tuple[str, str] | str = (shape.head, shape.shape)
+                size += len(name) + len(shape.head)
+                there = shape.registrable_domain or (shape.host or "").rstrip(".").lower()
+            else:
+                if len(part) > CARRIED_PARAMETER_KEPT_LENGTH:
+                    return None
+                carried = value
+                size += len(part)
+                item = first_carried_item(name, value)
+                there = None if item is None else compared_site(item.target)
+            items.append((name, carried, there == site))
+        if size > QUERY_KEY_LIMIT:
+            return None
+        redirector = redirector_parameters(link, self._compiled.settings)
+        return (link.host_kind, server, redirector, site == server_site, tuple(items))
 
     def query_verdict(self, url: str, found: QueryShape) -> Verdict:
         """The offline verdict on ``url``, a URL of :meth:`query_shape`, from what that gave:

@@ -412,6 +412,13 @@ def host_matches(host: str, domains: AbstractSet[str]) -> str | None:
     return None
 
 
+def compared_site(url: ParsedURL) -> str:
+    """The site of ``url`` as the rules compare sites: its registrable domain, or its host
+    (lower case, no final dot) when it has none (an IP address, a public suffix, a single
+    label)."""
+    return url.registrable_domain or url.host.rstrip(".").lower()
+
+
 def allowed_domain(host: str, settings: CheckSettings) -> str | None:
     """The closest domain the policy vouches for (``domains.allowed`` or its feeds) equal to
     ``host`` or a parent of it, or None."""

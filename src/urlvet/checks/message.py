@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from urlvet.checks.base import CheckContext, Hit, rule
+from urlvet.checks.base import CheckContext, Hit, compared_site, rule
 from urlvet.findings import Severity
 from urlvet.text import hidden_characters
 from urlvet.url import ParsedURL, site_of
@@ -72,7 +72,7 @@ def message_names_another_site(url: ParsedURL | None, ctx: CheckContext) -> Iter
         return
     # Sites under a top-level domain the suffix list does not know have no registrable
     # domain: compare their whole host instead.
-    url_site = url.registrable_domain or url.host.rstrip(".").lower()
+    url_site = compared_site(url)
     named: dict[str, str] = {}
     for m in _DOMAIN_WORD.finditer(ctx.message[:_MAX_MESSAGE_SCAN]):
         word = m.group(1).lower()

@@ -22,6 +22,7 @@ from urlvet.checks.base import (
     allowed_domain,
     carried,
     clip,
+    compared_site,
     host_matches,
     redirector_destination,
     rule,
@@ -63,10 +64,6 @@ _ONWARD = frozenset({"UV212", "UV213", "UV214"})
 
 DESTINATION_FINDINGS_LIMIT = 8
 """Findings of a destination listed in a finding's evidence."""
-
-
-def _site(url: ParsedURL) -> str:
-    return url.registrable_domain or url.host.rstrip(".").lower()
 
 
 def _counted(findings: tuple[Finding, ...]) -> list[Finding]:
@@ -174,7 +171,7 @@ def open_redirect(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     if item is None:
         return
     target = item.target
-    if target.host_kind is HostKind.DOMAIN and _site(target) == _site(url):
+    if target.host_kind is HostKind.DOMAIN and compared_site(target) == compared_site(url):
         return
     counted: list[Finding] = []
     final = target.href
@@ -245,7 +242,7 @@ def unsafe_destination_in_parameter(url: ParsedURL | None, ctx: CheckContext) ->
                 continue  # UV210 reports it
         nested = ctx.destinations.destination_findings(item.value.strip(), ctx.hops + 1)
         counted = _counted(nested)
-        if target.host_kind is HostKind.DOMAIN and _site(target) == _site(url):
+        if target.host_kind is HostKind.DOMAIN and compared_site(target) == compared_site(url):
             # The site sending you on within itself: its own pages are judged with the link;
             # only where that page sends you next still counts.
             counted = [f for f in counted if f.code in _ONWARD]

@@ -13,6 +13,7 @@ from urlvet.checks.base import (
     Hit,
     carried,
     clip,
+    compared_site,
     host_matches,
     rule,
 )
@@ -78,10 +79,6 @@ def _trusted_entries(url: ParsedURL, settings: CheckSettings) -> Iterator[tuple[
         dot = host.find(".", dot + 1)
 
 
-def _site(url: ParsedURL) -> str:
-    return url.registrable_domain or url.host.rstrip(".").lower()
-
-
 def _expected_domains(ctx: CheckContext) -> frozenset[str] | None:
     server = ctx.server
     if server is None or not server.name:
@@ -122,7 +119,7 @@ def cross_site_from_server(url: ParsedURL | None, ctx: CheckContext) -> Iterator
         return
     if _expected_domains(ctx) is not None or trusted_third_party(url, ctx) is not None:
         return
-    ours, theirs = _site(server.parsed), _site(url)
+    ours, theirs = compared_site(server.parsed), compared_site(url)
     if ours != theirs:
         yield Hit(
             f"The link goes to {url.host_for_display}, which is not part of the site of "
@@ -162,7 +159,7 @@ def server_domain_embedded(url: ParsedURL | None, ctx: CheckContext) -> Iterator
     if url is None or server is None or url.host_kind is not HostKind.DOMAIN:
         return
     names = _names_of_server(ctx)
-    site = _site(url)
+    site = compared_site(url)
     if not names or site in names or _under_any(url.host, names):
         return
     host = url.host.rstrip(".").lower()
@@ -346,8 +343,8 @@ def sign_in_redirect_off_site(url: ParsedURL | None, ctx: CheckContext) -> Itera
         return
     if not url.search:
         return
-    ours = _site(server.parsed)
-    if _site(url) == ours:
+    ours = compared_site(server.parsed)
+    if compared_site(url) == ours:
         return  # the server's own sign-in: where it sends its own grant is its own affair
     expected = _expected_domains(ctx)
     for item in carried(url, ctx):
@@ -356,7 +353,7 @@ def sign_in_redirect_off_site(url: ParsedURL | None, ctx: CheckContext) -> Itera
         value, target = item.value, item.target
         if target.scheme not in ("http", "https") or is_loopback_host(target):
             continue
-        if _site(target) == ours:
+        if compared_site(target) == ours:
             continue
         if (
             expected is not None
@@ -368,6 +365,10 @@ def sign_in_redirect_off_site(url: ParsedURL | None, ctx: CheckContext) -> Itera
             f"After you sign in at {url.host_for_display}, it sends you, and the access you "
             f"grant, to {target.host_for_display}, which is not the site of the server that "
             f"asked ({server.parsed.host_for_display}).",
-            {"redirect_uri": clip(value), "redirect_site": _site(target), "server_site": ours},
+            {
+                "redirect_uri": clip(value),
+                "redirect_site": compared_site(target),
+                "server_site": ours,
+            },
         )
         return
