@@ -34,7 +34,7 @@ from urlvet.audit import (
 )
 from urlvet.audit.output import RunInfo
 from urlvet.audit.output.jsonl import JsonWriter
-from urlvet.audit.sources import SNIFF_BYTES, Meter, Reader
+from urlvet.audit.sources import SNIFF_BYTES, Diagnostic, Meter, Reader
 from urlvet.cli import main
 from urlvet.policy import Policy
 
@@ -483,6 +483,45 @@ def test_each_worker_reads_only_its_hosts_urls(in_tmp: Path) -> None:
     assert hosts[0]
     assert hosts[1]
     assert not hosts[0] & hosts[1]
+
+
+def test_routed_reads_pick_the_lines_a_line_at_a_time_route_picks(in_tmp: Path) -> None:
+    # Clean blocks are routed in one pass each; blocks with CRLF line breaks, invalid UTF-8,
+    # a NUL byte or a line over the limit are read a line at a time. Either way each line
+    # and each diagnostic goes to exactly one worker, the one a route fed line by line in
+    # input order picks, and the hosts are counted across both kinds of block.
+    rng = random.Random(11)
+    lines = [line.encode() for line in routed_lines(rng, 30_000)]
+    for at in range(0, len(lines), 997):
+        lines[at] += rng.choice([b"\r", b"\xff", b"\x00", b"\r\r", b" # note"])
+    lines[12_345] = b"https://long.example/" + b"a" * 3000
+    (in_tmp / "a.urls").write_bytes(b"\n".join(lines) + b"\n")
+    sources_ = list(expand_paths(["a.urls"]))
+    options = AuditOptions(max_line_bytes=2048)
+    everything = list(Reader(options, Meter()).read(sources_))
+    assert sum(isinstance(item, Diagnostic) for item in everything) > 8
+    for count in (2, 3):
+        parts = [
+            list(Reader(options, Meter(), split.LineRoute(w, count)).read(sources_))
+            for w in range(count)
+        ]
+        merged = sorted(
+            (item for part in parts for item in part), key=lambda i: (i.line or 0, i.column or 0)
+        )
+        assert merged == everything
+        # The route fed one line at a time, in input order, with the text of each line that
+        # reads as text; a line that cannot be read goes by its number.
+        alone = [split.LineRoute(w, count) for w in range(count)]
+        table = sources.route_table(count)
+        owner = {}
+        for n, line in enumerate(lines, start=1):
+            if b"\xff" in line or b"\x00" in line or len(line) > 2048:
+                owner[n] = table[n % len(table)]
+                continue
+            text = line.decode().rstrip("\r")
+            (owner[n],) = [w for w, r in enumerate(alone) if r.mine(n, text)]
+        for worker, part in enumerate(parts):
+            assert all(owner[item.line] == worker for item in part if item.line is not None)
 
 
 # -- when a split is planned ------------------------------------------------------------------

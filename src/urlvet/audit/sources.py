@@ -367,12 +367,26 @@ class LineRoute:
 
     def mine(self, lineno: int, text: str) -> bool:
         """True when line ``lineno`` (its text ``text``) is this worker's."""
-        return next(self.lines(iter(((lineno, text),))), None) is not None
+        return bool(self.block([text], lineno))
+
+    def keep(self, item: tuple[int, str] | Diagnostic) -> bool:
+        """True when ``item`` (from :meth:`Reader._lines`) is this worker's: a line, counted
+        as :meth:`block` counts it, or a diagnostic, by its line number."""
+        if isinstance(item, Diagnostic):
+            return self._table[(item.line or 0) % len(self._table)] == self.index
+        lineno, text = item
+        return bool(self.block([text], lineno))
 
     def lines(
         self, lines: Iterator[tuple[int, str] | Diagnostic]
     ) -> Iterator[tuple[int, str] | Diagnostic]:
         """This worker's part of ``lines`` (from :meth:`Reader._lines`), counting hosts."""
+        keep = self.keep
+        return (item for item in lines if keep(item))
+
+    def block(self, lines: list[str], first: int) -> list[tuple[int, str]]:
+        """This worker's lines of ``lines``, numbered from ``first``, as (number, text),
+        counting hosts: one pass over a block of lines, with nothing made for the others'."""
         count = self.count
         index = self.index
         seen = self._seen
@@ -381,16 +395,15 @@ class LineRoute:
         hot = ROUTE_HOST_LINES * count
         width = ROUTE_HOST_CHARS
         crc32 = zlib.crc32
-        for item in lines:
-            if item.__class__ is Diagnostic:
-                if table[(item.line or 0) % slots] == index:
-                    yield item
-                continue
-            lineno, text = item  # type: ignore[misc]
+        mine: list[tuple[int, str]] = []
+        keep = mine.append
+        lineno = first - 1
+        for text in lines:
+            lineno += 1
             start = text.find("://") + 3
             if start < 3:
                 if table[lineno % slots] == index:
-                    yield item
+                    keep((lineno, text))
                 continue
             end = text.find("/", start, start + width)
             host = text[start:end] if end >= 0 else text[start : start + width]
@@ -405,11 +418,12 @@ class LineRoute:
                 state = table[crc32(host.encode("utf-8", "surrogatepass")) % slots]
             elif state >= hot:
                 if table[lineno % slots] == index:
-                    yield item
+                    keep((lineno, text))
                 continue
             seen[host] = state + count
             if state % count == index:
-                yield item
+                keep((lineno, text))
+        return mine
 
 
 class Reader:
@@ -471,7 +485,7 @@ class Reader:
             limit = self._limit(kind)
             reader = io.BufferedReader(_Prefixed(head, stream), 1 << 16)
             lines = self._lines(reader, source.name, limit)
-            yield from self._kind(kind, self._routed(lines), source.name)
+            yield from self._kind(kind, lines, source.name)
         finally:
             if source.path is not None:
                 stream.close()
@@ -490,12 +504,7 @@ class Reader:
             return
         reader = io.BufferedReader(_Range(stream, span.end - span.start), 1 << 16)
         lines = self._lines(reader, source.name, self._limit(span.kind), span.first_line)
-        yield from self._kind(span.kind, self._routed(lines), source.name)
-
-    def _routed(
-        self, lines: Iterator[tuple[int, str] | Diagnostic]
-    ) -> Iterator[tuple[int, str] | Diagnostic]:
-        return lines if self.route is None else self.route.lines(lines)
+        yield from self._kind(span.kind, lines, source.name)
 
     def _limit(self, kind: InputKind) -> int:
         return self.options.max_line_bytes or (
@@ -522,8 +531,11 @@ class Reader:
         NUL and no line over the limit, as most are, are decoded and split at once; those of
         any other block are read one by one (:meth:`_each_line`), and so is the rest of a
         source once a line runs past the limit before its break (the line is then skipped
-        without being held).
+        without being held). With a route, only the route's lines and diagnostics (those of
+        a clean block picked in one pass: :meth:`LineRoute.block`).
         """
+        route = self.route
+        keep = None if route is None else route.keep
         meter = self.meter
         lineno = first_line - 1
         read = reader.read1  # type: ignore[attr-defined]
@@ -542,7 +554,8 @@ class Reader:
                 if not chunk:  # the last line, when it has no break
                     for item in each(io.BytesIO(data).readline, name, limit, lineno):
                         lineno += 1
-                        yield item
+                        if keep is None or keep(item):
+                            yield item
                     return
                 end = data.rfind(b"\n") + 1
                 if len(data) - end > limit:
@@ -550,10 +563,12 @@ class Reader:
                     rest = io.BufferedReader(_Prefixed(data[end:], reader), LINES_BLOCK)
                     for item in each(io.BytesIO(data[:end]).readline, name, limit, lineno):
                         lineno += 1
-                        yield item
+                        if keep is None or keep(item):
+                            yield item
                     for item in each(rest.readline, name, limit, lineno, meter):
                         lineno += 1
-                        yield item
+                        if keep is None or keep(item):
+                            yield item
                     return
                 if bom or end == 0:
                     carry = data
@@ -566,15 +581,25 @@ class Reader:
                 if "\x00" in text:  # or not UTF-8, or a line may be over the limit
                     for item in each(io.BytesIO(block).readline, name, limit, lineno):
                         lineno += 1
-                        yield item
+                        if keep is None or keep(item):
+                            yield item
                     continue
                 lines = text.split("\n")
                 lines.pop()  # the empty text after the last break
+                if route is not None:
+                    if "\r" in text:
+                        lines = [line.rstrip("\r") for line in lines]
+                    first = lineno + 1
+                    lineno += len(lines)
+                    yield from route.block(lines, first)
+                    continue
                 for line in lines:
                     lineno += 1
                     yield lineno, line.rstrip("\r")
         except OSError as exc:
-            yield Diagnostic(name, lineno + 1, None, "unreadable", _os_reason(exc))
+            diag = Diagnostic(name, lineno + 1, None, "unreadable", _os_reason(exc))
+            if keep is None or keep(diag):
+                yield diag
         finally:
             self.lines += lineno - (first_line - 1)
 
