@@ -265,3 +265,48 @@ def test_records_made_at_once_equal_the_ordinary_ones(
     assert fast == slow
     assert fast_summary == slow_summary
     assert 0 < fast_summary.accepted < fast_summary.urls
+
+
+def test_occurrences_in_a_row_are_counted_and_written_as_one_at_a_time() -> None:
+    """The loop gives the reporter the occurrences between diagnostics in a row; the JSON
+    writer writes them at once. Counts and output are those of one at a time."""
+    import io
+
+    from urlvet.audit.output import RunInfo
+    from urlvet.audit.output.jsonl import JsonWriter
+
+    vet = RecordVetter(Vetter(OFFLINE), None, True, True)
+    urls = [
+        "https://example.com/a?b=1",
+        "http://example.com/x",
+        "https://10.0.0.1/admin",
+        "javascript:alert(1)",
+        "https://idp.example/authorize?redirect_uri=https%3A%2F%2F10.0.0.2%2F",
+        "https://user:hunter2@example.org/p?token=s3cr3t",
+        "https://xn--pypal-4ve.com/signin",
+        "https://example.com/a?b=1",
+    ]
+    occs = [
+        Occurrence(path, n, 1, len(url), url, None, None, "url-list")
+        for n, (path, url) in enumerate(
+            [(p, u) for p in ("a.urls", 'b "odd".urls') for u in urls], start=1
+        )
+    ]
+    recs = [vet((occ.url, None, None)) for occ in occs]
+    fail_at = OFFLINE.compiled.warn_at
+    for array in (False, True):
+        info = RunInfo(rules=OFFLINE.compiled.rules, warn_at=1, block_at=2)
+        outs = [io.StringIO(), io.StringIO()]
+        reporters = [Reporter(JsonWriter(out, info, array=array), fail_at=fail_at) for out in outs]
+        for occ, rec in zip(occs, recs, strict=True):
+            reporters[0].occurrence(occ, rec)
+        reporters[1].occurrences(occs[:5], recs[:5])
+        reporters[1].occurrences(occs[5:], recs[5:])
+        assert outs[0].getvalue() == outs[1].getvalue()
+        assert outs[0].getvalue().count('"type":"url"') == len(occs)
+        assert reporters[0].summary.failing == reporters[1].summary.failing > 0
+        assert reporters[0]._combos == reporters[1]._combos
+    # A writer of its own with no `occurrences`: given them one at a time.
+    collect = Collect()
+    Reporter(collect, fail_at=fail_at).occurrences(occs, recs)
+    assert collect.items == [(o.url, r.decision.value) for o, r in zip(occs, recs, strict=True)]

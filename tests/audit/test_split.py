@@ -585,14 +585,14 @@ def test_a_worker_that_raises_fails_the_run_clearly(
     temp.mkdir()
     monkeypatch.setattr("tempfile.tempdir", str(temp))
     parent = os.getpid()
-    real = Reporter.occurrence
+    real = Reporter.occurrences
 
-    def broken(self: Reporter, occ: Occurrence, rec: Any) -> None:
-        if os.getpid() != parent and occ.line >= 1500:
+    def broken(self: Reporter, occs: list[Occurrence], recs: Any) -> None:
+        if os.getpid() != parent and occs[-1].line >= 1500:
             raise ValueError("reporting failed on purpose")
-        real(self, occ, rec)
+        real(self, occs, recs)
 
-    monkeypatch.setattr(Reporter, "occurrence", broken)
+    monkeypatch.setattr(Reporter, "occurrences", broken)
     code, _, err = audit("--format", "jsonl", "a.urls", jobs=2)
     assert taken == [2]
     assert code == 2
@@ -611,14 +611,14 @@ def test_worker_0_that_raises_fails_the_run_clearly(
     temp.mkdir()
     monkeypatch.setattr("tempfile.tempdir", str(temp))
     parent = os.getpid()
-    real = Reporter.occurrence
+    real = Reporter.occurrences
 
-    def broken(self: Reporter, occ: Occurrence, rec: Any) -> None:
-        if os.getpid() == parent and occ.line >= 1500:
+    def broken(self: Reporter, occs: list[Occurrence], recs: Any) -> None:
+        if os.getpid() == parent and occs[-1].line >= 1500:
             raise ValueError("reporting failed on purpose")
-        real(self, occ, rec)
+        real(self, occs, recs)
 
-    monkeypatch.setattr(Reporter, "occurrence", broken)
+    monkeypatch.setattr(Reporter, "occurrences", broken)
     code, _, err = audit("--format", "jsonl", "a.urls", jobs=2)
     assert taken == [2]
     assert code == 2
@@ -634,14 +634,14 @@ def test_a_worker_that_dies_fails_the_run_clearly(
     (in_tmp / "a.urls").write_bytes(b"\n".join(url_lines(2000)) + b"\n")
     (in_tmp / "out").mkdir()
     parent = os.getpid()
-    real = Reporter.occurrence
+    real = Reporter.occurrences
 
-    def dies(self: Reporter, occ: Occurrence, rec: Any) -> None:
-        if os.getpid() != parent and occ.line >= 1500:
+    def dies(self: Reporter, occs: list[Occurrence], recs: Any) -> None:
+        if os.getpid() != parent and occs[-1].line >= 1500:
             os.kill(os.getpid(), signal.SIGKILL)
-        real(self, occ, rec)
+        real(self, occs, recs)
 
-    monkeypatch.setattr(Reporter, "occurrence", dies)
+    monkeypatch.setattr(Reporter, "occurrences", dies)
     code, _, err = audit("--format", "jsonl", "-o", "out/r.jsonl", "a.urls", jobs=2)
     assert taken == [2]
     assert code == 2
@@ -654,11 +654,11 @@ import sys, time
 import urlvet.audit.split as split
 from urlvet.audit.report import Reporter
 split.MIN_SHARE_BYTES = 64
-real = Reporter.occurrence
-def slow(self, occ, rec):
-    time.sleep(0.001)
-    real(self, occ, rec)
-Reporter.occurrence = slow
+real = Reporter.occurrences
+def slow(self, occs, recs):
+    time.sleep(0.001 * len(occs))
+    real(self, occs, recs)
+Reporter.occurrences = slow
 from urlvet.cli import main
 main(sys.argv[1:])
 """

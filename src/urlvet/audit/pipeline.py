@@ -710,8 +710,15 @@ def _loop(
             vetted[key] = shared = share(new)
             cache.put(key, shared)
             inflight.discard(key)
+        # The occurrences between diagnostics go to the reporter in a row.
+        occs: list[Occurrence] = []
+        recs: list[Record] = []
         for item, found in zip(window.items, window.found, strict=True):
             if item.__class__ is Diagnostic:
+                if occs:
+                    reporter.occurrences(occs, recs)
+                    done += len(occs)
+                    occs, recs = [], []
                 reporter.diagnostic(item)
                 continue
             occ: Occurrence = item  # type: ignore[assignment]
@@ -723,8 +730,11 @@ def _loop(
                     rec = share(strategy.vet_now(key))
                     cache.put(key, rec)
                     cache.misses += 1
-            reporter.occurrence(occ, rec)
-            done += 1
+            occs.append(occ)
+            recs.append(rec)
+        if occs:
+            reporter.occurrences(occs, recs)
+            done += len(occs)
         if progress is not None:
             progress(meter.bytes, done, meter.name)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Protocol
 
 from urlvet.audit.output.baseline import Baseline, BaselineEntry, fingerprint
@@ -19,7 +20,11 @@ from urlvet.findings import Decision
 
 
 class Writer(Protocol):
-    """An output format. Gets every occurrence and diagnostic in input order."""
+    """An output format. Gets every occurrence and diagnostic in input order.
+
+    A writer may also have ``occurrences(occs, records)``: :meth:`occurrence` for each of
+    a row of occurrences with no baseline (``accepted`` empty), at once; the reporter
+    calls it where it can (else :func:`each_occurrence`)."""
 
     def start(self) -> None:
         """Called once before anything else."""
@@ -37,6 +42,13 @@ class Writer(Protocol):
 _DECISIONS = ("block", "warn", "allow")
 _LEVELS: tuple[DiagnosticLevel, ...] = ("error", "warning", "note")
 _NO_CODES: frozenset[str] = frozenset()
+
+
+def each_occurrence(writer: Writer, occs: list[Occurrence], records: list[Record]) -> None:
+    """A writer's occurrences in a row, with no baseline, one at a time (see :class:`Writer`)."""
+    write = writer.occurrence
+    for occ, record in zip(occs, records, strict=True):
+        write(occ, record, _NO_CODES)
 
 
 @dataclass
@@ -119,6 +131,9 @@ class Reporter:
         self._combos: dict[tuple[Decision, tuple[str, ...]], int] = {}
         self._fingerprints = baseline is not None or collect_baseline
         self._write = writer.occurrence
+        self._write_many: Callable[[list[Occurrence], list[Record]], None] = getattr(
+            writer, "occurrences", None
+        ) or partial(each_occurrence, writer)
         self._names: dict[str, str] = {}
         # (path, id(record)) -> (record, its fingerprints); holding the record keeps its id
         # from being reused by another record while the entry lives.
@@ -138,6 +153,25 @@ class Reporter:
         if accepted:
             self.summary.accepted += 1
         self._write(occ, rec, accepted)
+
+    def occurrences(self, occs: list[Occurrence], recs: list[Record]) -> None:
+        """Count and write occurrences in a row: :meth:`occurrence` for each, the writer
+        given them at once when no baseline is read or written."""
+        if self._fingerprints:
+            for occ, rec in zip(occs, recs, strict=True):
+                self.occurrence(occ, rec)
+            return
+        combos = self._combos
+        count = combos.get
+        fail_at = self.fail_at
+        failing = 0
+        for rec in recs:
+            combo = (rec.decision, rec.codes)
+            combos[combo] = count(combo, 0) + 1
+            if rec.top_rank >= fail_at:
+                failing += 1
+        self.summary.failing += failing
+        self._write_many(occs, recs)
 
     def _fails_despite(self, rec: Record, accepted: frozenset[str]) -> bool:
         return any(f.severity.rank >= self.fail_at and f.code not in accepted for f in rec.findings)

@@ -281,6 +281,19 @@ class _KeyedWriter(JsonWriter):
                     first[code] = (key, place)
         super().occurrence(occ, record, accepted)
 
+    def occurrences(self, occs: list[Occurrence], records: list[Record]) -> None:
+        keys = self.keys
+        first = self.first
+        key = self._key
+        for occ, record in zip(occs, records, strict=True):
+            at = key(occ.path, occ.line)
+            keys.append(at)
+            if record.codes:
+                for place, code in enumerate(record.codes):
+                    if code not in first:
+                        first[code] = (at, place)
+        super().occurrences(occs, records)
+
     def diagnostic(self, diag: Diagnostic) -> None:
         self.keys.append(self._key(diag.path, diag.line))
         super().diagnostic(diag)

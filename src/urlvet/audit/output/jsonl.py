@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from urlvet.audit.report import Summary
     from urlvet.audit.sources import Diagnostic, Occurrence
 
+_NO_CODES: frozenset[str] = frozenset()
+
 
 class JsonWriter:
     """Streams one JSON object per occurrence: JSON Lines, or one JSON array."""
@@ -38,6 +40,9 @@ class JsonWriter:
         self.array = array
         self.part = part
         self._write = stream.write
+        # Each line written on its own: one string of a window's lines would be megabytes,
+        # which the allocator maps from the system and unmaps each time.
+        self._write_lines = stream.writelines
         self._first = not part  # a part's objects each follow an earlier one
         self._path = ""
         self._end = "" if array else "\n"
@@ -71,6 +76,27 @@ class JsonWriter:
             self._emit(body)
         else:  # written at once, line break and all: one line for each of a million URLs
             self._write(body)
+
+    def occurrences(self, occs: list[Occurrence], records: list[Record]) -> None:
+        """:meth:`occurrence` for each of a row of occurrences with no baseline, written at
+        once."""
+        if self.array or self.info.baseline:
+            for occ, record in zip(occs, records, strict=True):
+                self.occurrence(occ, record, _NO_CODES)
+            return
+        head = self._head
+        path = self._path
+        end = self._end
+        bodies: list[str] = []
+        add = bodies.append
+        for occ, record in zip(occs, records, strict=True):
+            if occ.path is not path:
+                path = occ.path
+                head = f'{{"type":"url","path":{json.dumps(path, ensure_ascii=True)},"line":'
+            add(f'{head}{occ.line},"column":{occ.column},"input":"{occ.kind}",{record.json}}}{end}')
+        self._head = head
+        self._path = path
+        self._write_lines(bodies)
 
     def diagnostic(self, diag: Diagnostic) -> None:
         """One object for an input problem."""
