@@ -63,6 +63,9 @@ PLAIN_FINDINGS_KEPT = 8192
 QUERY_FINDINGS_KEPT = 8192
 """Findings of the rules that read the query a Vetter keeps, one entry per head, path, server
 and parameters that may carry a URL (see :meth:`Vetter.query_shape`)."""
+QUERY_CLASSES_KEPT = 4096
+"""Classes of links on which the rules that read the query find nothing, kept per Vetter
+(see :meth:`Vetter._query_class`)."""
 QUERY_KEY_LIMIT = 1024
 """The longest head, path and carrying parameters, together, whose findings are kept: longer ones
 are computed each time, so that hostile queries cannot make the entries take much memory."""
@@ -580,7 +583,7 @@ class Vetter:
             )
             if klass is not None and not found:
                 with self._host_lock:
-                    if len(clean) >= QUERY_FINDINGS_KEPT:
+                    if len(clean) >= QUERY_CLASSES_KEPT:
                         clean.clear()
                     clean.add(klass)
         if key is not None:

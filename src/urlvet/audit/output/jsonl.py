@@ -40,9 +40,6 @@ class JsonWriter:
         self.array = array
         self.part = part
         self._write = stream.write
-        # Each line written on its own: one string of a window's lines would be megabytes,
-        # which the allocator maps from the system and unmaps each time.
-        self._write_lines = stream.writelines
         self._first = not part  # a part's objects each follow an earlier one
         self._path = ""
         self._end = "" if array else "\n"
@@ -78,8 +75,7 @@ class JsonWriter:
             self._write(body)
 
     def occurrences(self, occs: list[Occurrence], records: list[Record]) -> None:
-        """:meth:`occurrence` for each of a row of occurrences with no baseline, written at
-        once."""
+        """:meth:`occurrence` for each of a row of occurrences with no baseline."""
         if self.array or self.info.baseline:
             for occ, record in zip(occs, records, strict=True):
                 self.occurrence(occ, record, _NO_CODES)
@@ -87,16 +83,16 @@ class JsonWriter:
         head = self._head
         path = self._path
         end = self._end
-        bodies: list[str] = []
-        add = bodies.append
+        write = self._write  # a line at a time: the stream buffers them
         for occ, record in zip(occs, records, strict=True):
             if occ.path is not path:
                 path = occ.path
                 head = f'{{"type":"url","path":{json.dumps(path, ensure_ascii=True)},"line":'
-            add(f'{head}{occ.line},"column":{occ.column},"input":"{occ.kind}",{record.json}}}{end}')
+            write(
+                f'{head}{occ.line},"column":{occ.column},"input":"{occ.kind}",{record.json}}}{end}'
+            )
         self._head = head
         self._path = path
-        self._write_lines(bodies)
 
     def diagnostic(self, diag: Diagnostic) -> None:
         """One object for an input problem."""
