@@ -437,6 +437,12 @@ def test_worker_0_gets_a_little_less_than_an_even_share(count: int) -> None:
     assert table[0] == 0
 
 
+def test_an_even_share_for_worker_0_is_an_even_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sources, "ROUTE_FIRST_SHARE", 1.0)
+    table = sources.route_table(3)
+    assert [table.count(w) for w in range(3)] == [sources.ROUTE_SLOTS_PER_WORKER] * 3
+
+
 def test_the_route_is_the_same_in_every_process(tmp_path: Path) -> None:
     """CRC-32, not Python's salted hash: a worker started afresh routes as its siblings do."""
     lines = routed_lines(random.Random(7), 3000)

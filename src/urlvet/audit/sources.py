@@ -322,7 +322,7 @@ ROUTE_HOST_CHARS = 256
 """Characters after ``://`` that name a line's host for routing, at most."""
 ROUTE_SLOTS_PER_WORKER = 64
 """Hashes and line numbers are dealt to workers through a table of this many slots a worker."""
-ROUTE_FIRST_SHARE = 0.94
+ROUTE_FIRST_SHARE = 0.96
 """Worker 0's share of the slots, against an even share: it merges the others' output too."""
 
 
@@ -331,8 +331,8 @@ def route_table(count: int) -> tuple[int, ...]:
     worker 0's slots (:data:`ROUTE_FIRST_SHARE`), dealt to the others in turn."""
     slots = ROUTE_SLOTS_PER_WORKER * count
     table = [i % count for i in range(slots)]
-    if count > 1:
-        give = ROUTE_SLOTS_PER_WORKER - round(ROUTE_SLOTS_PER_WORKER * ROUTE_FIRST_SHARE)
+    give = ROUTE_SLOTS_PER_WORKER - round(ROUTE_SLOTS_PER_WORKER * ROUTE_FIRST_SHARE)
+    if count > 1 and give > 0:
         mine = range(count, slots, count)  # worker 0's slots but the first
         for n, slot in enumerate(mine[:: len(mine) // give][:give]):
             table[slot] = 1 + n % (count - 1)
