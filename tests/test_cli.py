@@ -260,3 +260,20 @@ def test_console_script_runs_in_a_subprocess(tmp_path: Path) -> None:
     )
     assert text.returncode == 1
     assert ESC not in text.stdout  # a pipe is not a terminal
+
+
+def test_python_dash_m_urlvet_is_the_command() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "urlvet", "check", "--no-dns", "javascript:alert(1)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert done.stdout.startswith("BLOCK")
+    assert "UV102" in done.stdout
+    usage = subprocess.run(
+        [sys.executable, "-m", "urlvet", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert usage.returncode == 0
+    assert usage.stdout.startswith("Usage: urlvet ")
