@@ -367,7 +367,7 @@ class LineRoute:
 
     def mine(self, lineno: int, text: str) -> bool:
         """True when line ``lineno`` (its text ``text``) is this worker's."""
-        return bool(self.block([text], lineno))
+        return self.keep((lineno, text))
 
     def keep(self, item: tuple[int, str] | Diagnostic) -> bool:
         """True when ``item`` (from :meth:`Reader._lines`) is this worker's: a line, counted
@@ -376,13 +376,6 @@ class LineRoute:
             return self._table[(item.line or 0) % len(self._table)] == self.index
         lineno, text = item
         return bool(self.block([text], lineno))
-
-    def lines(
-        self, lines: Iterator[tuple[int, str] | Diagnostic]
-    ) -> Iterator[tuple[int, str] | Diagnostic]:
-        """This worker's part of ``lines`` (from :meth:`Reader._lines`), counting hosts."""
-        keep = self.keep
-        return (item for item in lines if keep(item))
 
     def block(self, lines: list[str], first: int) -> list[tuple[int, str]]:
         """This worker's lines of ``lines``, numbered from ``first``, as (number, text),
