@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -260,6 +261,43 @@ def test_console_script_runs_in_a_subprocess(tmp_path: Path) -> None:
     )
     assert text.returncode == 1
     assert ESC not in text.stdout  # a pipe is not a terminal
+
+
+def _untimed(report: str) -> str:
+    return re.sub(r"\b\d+\.\d+s\b", "<time>", report)
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "text"])
+def test_an_audit_process_ends_at_once_with_all_of_its_output(tmp_path: Path, fmt: str) -> None:
+    # Run as a process of its own, `urlvet audit` ends without freeing its caches (and its
+    # worker processes likewise: jsonl is a split audit, text a process pool). The output,
+    # to a pipe and to a file, is still whole, and the exit code is the audit's.
+    lines = [
+        f"https://svc{i % 500}.example-{i % 7}.com/items/{i}?page={i % 9}" for i in range(60_000)
+    ]
+    lines[1234] = "https://169.254.169.254/latest/meta-data/"
+    path = tmp_path / "big.urls"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert path.stat().st_size > 2 * (1 << 20)  # two shares: the audit is split
+    code, expected, _ = run("audit", "--no-dns", "--format", fmt, str(path))
+    assert code == 1
+    args = ["audit", "--no-dns", "--format", fmt, "--jobs", "2", str(path)]
+    piped = subprocess.run(
+        [sys.executable, "-m", "urlvet", *args], capture_output=True, timeout=120, cwd=tmp_path
+    )
+    assert piped.returncode == 1, piped.stderr
+    # The text summary ends with the time the run took.
+    assert _untimed(piped.stdout.decode()) == _untimed(expected.replace(str(path), "big.urls"))
+    out = tmp_path / "out"
+    to_file = subprocess.run(
+        [sys.executable, "-m", "urlvet", *args, "-o", str(out)],
+        capture_output=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert to_file.returncode == 1, to_file.stderr
+    assert _untimed(out.read_text()) == _untimed(piped.stdout.decode())
+    assert not list(tmp_path.glob(".urlvet-share-*"))  # the shares' folder is removed
 
 
 def test_python_dash_m_urlvet_is_the_command() -> None:

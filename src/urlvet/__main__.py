@@ -1,6 +1,6 @@
 """``python -m urlvet``: the ``urlvet`` command."""
 
-from urlvet.cli import main
+from urlvet.cli import console
 
 if __name__ == "__main__":
-    main(prog_name="urlvet")
+    console()

@@ -870,6 +870,10 @@ def audit_cmd(
         code = run_audit(policy, run, click.get_binary_stream("stdout"), sys.stderr)
     except UrlvetError as exc:
         _fail(str(exc))
+    if click.get_current_context().find_root().obj is OWN_PROCESS:
+        from urlvet.audit.pipeline import end_process
+
+        end_process(code)  # the audit's caches are not freed one by one
     sys.exit(code)
 
 
@@ -1057,5 +1061,16 @@ def spark_main(argv: list[str] | None = None) -> None:
     spark_job_command.main(args=argv, prog_name="python -m urlvet.spark")
 
 
+OWN_PROCESS = "urlvet command"
+"""The context object of the ``urlvet`` command run as a process of its own (:func:`console`),
+not called from Python (a test's runner, say): a command may then end the process at once
+when it is done (an audit, whose caches would take a while to free)."""
+
+
+def console() -> None:
+    """The ``urlvet`` command: the console script and ``python -m urlvet``."""
+    main(prog_name="urlvet", obj=OWN_PROCESS)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    console()

@@ -47,7 +47,14 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from urlvet.audit.output.baseline import Baseline, BaselineEntry
 from urlvet.audit.output.jsonl import JsonWriter
-from urlvet.audit.pipeline import Auditor, InProcess, ProgressFn, RecordVetter
+from urlvet.audit.pipeline import (
+    Auditor,
+    InProcess,
+    ProgressFn,
+    RecordVetter,
+    bulk_gc,
+    end_process,
+)
 from urlvet.audit.report import Reporter, Summary
 from urlvet.audit.sources import Diagnostic, LineRoute, Occurrence, Source, Span, file_kind
 from urlvet.errors import UrlvetError
@@ -376,10 +383,15 @@ def _work(setup: _Setup, worker: int, results: Queue[Message]) -> None:
                 last = now
                 results.put(("progress", (share, worker), (done_bytes, urls, name)))
 
-        for share in range(len(setup.shares)):
-            results.put(("done", (share, worker), auditing.share(share, progress)))
+        with bulk_gc():  # for all shares: see bulk_gc
+            for share in range(len(setup.shares)):
+                results.put(("done", (share, worker), auditing.share(share, progress)))
     except Exception as exc:  # the parent fails the run with this
         results.put(("failed", (share, worker), f"{type(exc).__name__}: {exc}"))
+        return
+    results.close()
+    results.join_thread()  # every result is in the pipe
+    end_process(0)  # the parent waits for this process: its caches are not freed one by one
 
 
 # --- the parent ----------------------------------------------------------------------------
@@ -451,16 +463,17 @@ def run_split(
                 workers.append(process)
             gather = _Gather(setup, results, workers, reporter, writer, progress)
             auditing = _Auditing(setup, 0, policy)
-            for share in range(len(shares)):
-                try:
-                    done = auditing.share(share, partial(gather.progress, (share, 0)))
-                except (UrlvetError, OSError):
-                    raise
-                except Exception as exc:  # as a worker process's failure is reported
-                    raise UrlvetError(f"the audit failed: {type(exc).__name__}: {exc}") from exc
-                gather.take("done", (share, 0), done)
-                gather.poll()
-            summary = gather.wait()
+            with bulk_gc():  # for all shares: see bulk_gc
+                for share in range(len(shares)):
+                    try:
+                        done = auditing.share(share, partial(gather.progress, (share, 0)))
+                    except (UrlvetError, OSError):
+                        raise
+                    except Exception as exc:  # as a worker process's failure is reported
+                        raise UrlvetError(f"the audit failed: {type(exc).__name__}: {exc}") from exc
+                    gather.take("done", (share, 0), done)
+                    gather.poll()
+                summary = gather.wait()
             for ended in workers:
                 ended.join()
         finally:
