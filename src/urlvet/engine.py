@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from urlvet.checks.addresses import NEVER_RESOLVED_TLDS
+from urlvet.checks.addresses import NEVER_RESOLVED_TLDS, internal_target
 from urlvet.checks.base import (
     MAX_REDIRECT_HOPS,
     CheckContext,
@@ -168,6 +168,7 @@ class Vetter:
         "__dict__",
         "_compiled",
         "_destination_cache",
+        "_destination_facts",
         "_host_cache",
         "_host_cache_size",
         "_host_lock",
@@ -191,6 +192,7 @@ class Vetter:
     _host_cache_size: int
     _host_lock: threading.Lock
     _destination_cache: dict[tuple[str, int], Verdict]
+    _destination_facts: dict[str, tuple[str, HostKind, bool, bool]]
     _plain_cache: dict[tuple[str, str, Server | None], PlainShape | None]
     _plain_findings: dict[int, tuple[Finding, ...]]
     _plain_kinds: frozenset[tuple[HostKind, bool]]
@@ -271,6 +273,7 @@ class Vetter:
         object.__setattr__(self, "_host_cache_size", host_cache_size)
         object.__setattr__(self, "_host_lock", threading.Lock())
         object.__setattr__(self, "_destination_cache", {})
+        object.__setattr__(self, "_destination_facts", {})
 
     def __setattr__(self, name: str, value: Any) -> None:
         # Shared across threads and tasks: a Vetter never changes (its caches aside).
@@ -610,9 +613,16 @@ class Vetter:
         they read of a carried URL is the URL itself, except for a plain one
         (:func:`urlvet.url.plain_split`, written as it is), of which they read what its
         plain shape has: its findings as a destination are its shape's, and its scheme,
-        host and site are its head's. So the class holds, per carrying parameter, its name
-        and either its value or its plain URL's head and shape, and whether that URL is on
-        the link's site. A test compares the class's answers with the ordinary path's."""
+        host and site are its head's. Of those, with no server, they read only the codes and
+        severities of the findings (which findings count, and how much), the scheme, the
+        host's kind, whether the host is this computer or inside the user's network (UV210,
+        UV214), and whether its site is the link's (UV213, UV214); a plain URL carries no URL
+        of its own (its query has no ':' and no '%'). With a server, UV406 also compares the
+        URL's site with the server's and its host with the domains the policy expects from
+        the server, so the class then keeps the head itself. So the class holds, per
+        carrying parameter, its name and either its value or, for a plain URL, its shape and
+        those facts (the head itself with a server), and whether that URL is on the link's
+        site. A test compares the class's answers with the ordinary path's."""
         site = compared_site(link)
         server_site = None
         if server is not None and server.parsed is not None:
@@ -625,11 +635,18 @@ class Vetter:
             plain = "+" not in value and "%" not in value
             found = self.plain_shape(value, None) if plain else None
             there: str | None
+            carried: tuple[Any, ...] | str
             if found is not None:
                 shape = found[0]
-                carried: tuple[str, str] | str = (shape.head, shape.shape)
-                size += len(name) + len(shape.head)
                 there = shape.registrable_domain or (shape.host or "").rstrip(".").lower()
+                if server is None:
+                    # What the rules read of the URL but its name: see the docstring.
+                    marks = tuple([(f.code, f.severity) for f in shape.findings])
+                    carried = (shape.shape, self._destination_facts_of(shape), marks)
+                    size += len(name) + 8 * len(marks)
+                else:
+                    carried = (shape.head, shape.shape)
+                    size += len(name) + len(shape.head)
             else:
                 if len(part) > CARRIED_PARAMETER_KEPT_LENGTH:
                     return None
@@ -642,6 +659,25 @@ class Vetter:
             return None
         redirector = redirector_parameters(link, self._compiled.settings)
         return (link.host_kind, server, redirector, site == server_site, tuple(items))
+
+    def _destination_facts_of(self, shape: PlainShape) -> tuple[str, HostKind, bool, bool]:
+        """What the rules that read the query read of a plain URL a link carries, besides its
+        shape's findings and its site: its scheme, its host's kind, whether the host is this
+        computer and whether it is inside the user's network (UV210's question). All are
+        facts of its head, kept per head."""
+        facts = self._destination_facts.get(shape.head)
+        if facts is None:
+            representative = shape.head + shape.shape
+            target = parse(representative)
+            ctx = url_context(self._compiled.settings, None, representative, None, None, None, 0)
+            facts = (
+                target.scheme,
+                target.host_kind,
+                is_loopback_host(target),
+                internal_target(target, ctx) is not None,
+            )
+            self._keep(self._destination_facts, shape.head, facts, self._host_cache_size)
+        return facts
 
     def query_verdict(self, url: str, found: QueryShape) -> Verdict:
         """The offline verdict on ``url``, a URL of :meth:`query_shape`, from what that gave:
