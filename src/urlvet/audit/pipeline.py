@@ -610,6 +610,8 @@ class _Window(NamedTuple):
     keys: list[Key]
     """The keys submitted, in order."""
     batch: Batch
+    occurrences_only: bool
+    """True when every item is an occurrence (no diagnostic): reported in one row."""
 
 
 class Auditor:
@@ -706,9 +708,11 @@ def _loop(
         found: list[Record | None] = []
         keys: list[Key] = []
         fresh: set[Key] = set()
+        occurrences_only = True
         for item in window:
             if item.__class__ is Diagnostic:
                 found.append(None)
+                occurrences_only = False
                 continue
             key: Key = item[_KEY]  # type: ignore[assignment,index]
             rec = get(key)
@@ -724,7 +728,7 @@ def _loop(
             found.append(rec)
         inflight.update(keys)
         cache.misses += len(keys)
-        return _Window(window, found, keys, strategy.submit(keys))
+        return _Window(window, found, keys, strategy.submit(keys), occurrences_only)
 
     def report(window: _Window) -> None:
         nonlocal done
@@ -733,6 +737,29 @@ def _loop(
             vetted[key] = shared = share(new)
             cache.put(key, shared)
             inflight.discard(key)
+
+        def record_of(occ: Occurrence) -> Record:
+            key = (occ.url, occ.server, occ.message)
+            rec = vetted.get(key) or cache.get(key)
+            if rec is None:  # vetted for an earlier window and evicted since
+                rec = share(strategy.vet_now(key))
+                cache.put(key, rec)
+                cache.misses += 1
+            return rec
+
+        if window.occurrences_only:  # the whole window to the reporter in a row
+            occurrences: list[Occurrence] = window.items  # type: ignore[assignment]
+            reporter.occurrences(
+                occurrences,
+                [
+                    rec if rec is not None else record_of(occ)
+                    for occ, rec in zip(occurrences, window.found, strict=True)
+                ],
+            )
+            done += len(occurrences)
+            if progress is not None:
+                progress(meter.bytes, done, meter.name)
+            return
         # The occurrences between diagnostics go to the reporter in a row.
         occs: list[Occurrence] = []
         recs: list[Record] = []
@@ -745,16 +772,8 @@ def _loop(
                 reporter.diagnostic(item)
                 continue
             occ: Occurrence = item  # type: ignore[assignment]
-            rec: Record | None = found
-            if rec is None:
-                key = (occ.url, occ.server, occ.message)
-                rec = vetted.get(key) or cache.get(key)
-                if rec is None:  # vetted for an earlier window and evicted since
-                    rec = share(strategy.vet_now(key))
-                    cache.put(key, rec)
-                    cache.misses += 1
             occs.append(occ)
-            recs.append(rec)
+            recs.append(found if found is not None else record_of(occ))
         if occs:
             reporter.occurrences(occs, recs)
             done += len(occs)

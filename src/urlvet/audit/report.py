@@ -7,10 +7,11 @@ A :class:`Writer` renders (the formats are in :mod:`urlvet.audit.output`); the
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from operator import itemgetter
 from typing import Protocol
 
 from urlvet.audit.output.baseline import Baseline, BaselineEntry, fingerprint
@@ -107,6 +108,11 @@ class Summary:
             self.diagnostics[level] = self.diagnostics.get(level, 0) + n
 
 
+_COMBO = itemgetter(Record._fields.index("decision"), Record._fields.index("codes"))
+"""A record's (decision, codes), what the summary counts occurrences by."""
+_TOP_RANK = itemgetter(Record._fields.index("top_rank"))
+
+
 class Reporter:
     """Receives results in input order: counts them, applies the baseline, feeds the writer."""
 
@@ -128,7 +134,7 @@ class Reporter:
         self.on_diagnostic = on_diagnostic
         # Occurrences per (decision, codes): one count per occurrence, the summary's
         # tallies from these at the end.
-        self._combos: dict[tuple[Decision, tuple[str, ...]], int] = {}
+        self._combos: Counter[tuple[Decision, tuple[str, ...]]] = Counter()
         self._fingerprints = baseline is not None or collect_baseline
         self._write = writer.occurrence
         self._write_many: Callable[[list[Occurrence], list[Record]], None] = getattr(
@@ -161,16 +167,9 @@ class Reporter:
             for occ, rec in zip(occs, recs, strict=True):
                 self.occurrence(occ, rec)
             return
-        combos = self._combos
-        count = combos.get
-        fail_at = self.fail_at
-        failing = 0
-        for rec in recs:
-            combo = (rec.decision, rec.codes)
-            combos[combo] = count(combo, 0) + 1
-            if rec.top_rank >= fail_at:
-                failing += 1
-        self.summary.failing += failing
+        # Counted without a loop of our own: a million URLs a run.
+        self._combos.update(map(_COMBO, recs))
+        self.summary.failing += sum(map(self.fail_at.__le__, map(_TOP_RANK, recs)))
         self._write_many(occs, recs)
 
     def _fails_despite(self, rec: Record, accepted: frozenset[str]) -> bool:

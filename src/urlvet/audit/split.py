@@ -31,6 +31,7 @@ at least two shares of :data:`MIN_SHARE_BYTES`. Otherwise the pipeline runs as b
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import queue
 import shutil
@@ -89,6 +90,8 @@ _FIND_CHUNK = 1 << 16
 _PROGRESS_EVERY = 0.2
 _SPLICE_BATCH = 4096
 _SPLICE_BUFFER = 1 << 18
+
+_NO_CODES: frozenset[str] = frozenset()
 
 Share = tuple[Source, ...]
 """A worker's part of the input: whole files and byte ranges of files, in input order."""
@@ -271,6 +274,8 @@ class _KeyedWriter(JsonWriter):
         self._ordinals = _ordinals(share)
         self._last_path = ""
         self._base = 0
+        self._met: set[tuple[str, ...]] = set()
+        """Codes of records whose codes are all in ``first`` already."""
 
     def _key(self, path: str, line: int | None) -> int:
         if path is not self._last_path:
@@ -289,17 +294,41 @@ class _KeyedWriter(JsonWriter):
         super().occurrence(occ, record, accepted)
 
     def occurrences(self, occs: list[Occurrence], records: list[Record]) -> None:
-        keys = self.keys
+        if self.array or self.info.baseline:
+            for occ, record in zip(occs, records, strict=True):
+                self.occurrence(occ, record, _NO_CODES)
+            return
+        # JsonWriter.occurrences, with each object's order key noted in the same pass.
+        keys = self.keys.append
         first = self.first
-        key = self._key
+        met = self._met
+        head = self._head
+        path = self._path
+        keyed = self._last_path
+        base = self._base
+        end = self._end
+        write = self._write
         for occ, record in zip(occs, records, strict=True):
-            at = key(occ.path, occ.line)
-            keys.append(at)
-            if record.codes:
-                for place, code in enumerate(record.codes):
+            if occ.path is not path:
+                path = occ.path
+                head = f'{{"type":"url","path":{json.dumps(path, ensure_ascii=True)},"line":'
+            if occ.path is not keyed:
+                keyed = occ.path
+                base = _order_key(self._ordinals, keyed, 0)
+            keys(at := base | (occ.line or 0))
+            codes = record.codes
+            if codes and codes not in met:
+                met.add(codes)
+                for place, code in enumerate(codes):
                     if code not in first:
                         first[code] = (at, place)
-        super().occurrences(occs, records)
+            write(
+                f'{head}{occ.line},"column":{occ.column},"input":"{occ.kind}",{record.json}}}{end}'
+            )
+        self._head = head
+        self._path = path
+        self._last_path = keyed
+        self._base = base
 
     def diagnostic(self, diag: Diagnostic) -> None:
         self.keys.append(self._key(diag.path, diag.line))
