@@ -702,17 +702,24 @@ class Vetter:
             }
         )
 
-    def plain_shape(self, url: str | bytes, server: Server | None) -> tuple[PlainShape, str] | None:
-        """The shape whose verdict a plain URL (see :func:`urlvet.url.plain_split`) shares,
-        and the URL's tail; None when ``url`` is not plain or must be vetted on its own (its
-        shape has a rule that reads the tail, or the caches are off). Offline, no message:
-        for callers that build on the shared part of verdicts (the audit's records)."""
+    def plain_split(self, url: str | bytes) -> tuple[str, str, str] | None:
+        """:func:`urlvet.url.plain_split` of ``url`` when its verdict may come from a plain
+        shape (see :meth:`plain_shape`): a plain URL, as text, within the policy's length
+        limit, with the shapes on; else None. Every plain URL of one head, representative
+        tail and server gets one shape."""
         if url.__class__ is not str or not self._plain_kinds:
             return None
         raw = str(url)  # the same object: checked above
         if len(raw) > self._plain_limit:
             return None  # over the policy's limit: UV105 reads the length of the whole URL
-        split = plain_split(raw)
+        return plain_split(raw)
+
+    def plain_shape(self, url: str | bytes, server: Server | None) -> tuple[PlainShape, str] | None:
+        """The shape whose verdict a plain URL (see :func:`urlvet.url.plain_split`) shares,
+        and the URL's tail; None when ``url`` is not plain or must be vetted on its own (its
+        shape has a rule that reads the tail, or the caches are off). Offline, no message:
+        for callers that build on the shared part of verdicts (the audit's records)."""
+        split = self.plain_split(url)
         if split is None:
             return None
         head, tail, shape = split

@@ -310,3 +310,28 @@ def test_occurrences_in_a_row_are_counted_and_written_as_one_at_a_time() -> None
     collect = Collect()
     Reporter(collect, fail_at=fail_at).occurrences(occs, recs)
     assert collect.items == [(o.url, r.decision.value) for o, r in zip(occs, recs, strict=True)]
+
+
+def test_a_plain_urls_record_by_its_head_is_kept_per_server() -> None:
+    # A record cut from the template kept by head, representative tail and server is the
+    # one the ordinary path makes, whichever server asked for the head before.
+    quick = RecordVetter(Vetter(OFFLINE), None, True, True)
+    ordinary = RecordVetter(Vetter(OFFLINE, host_cache_size=0), None, True, True)
+    servers = [None, "https://tools.example.com/mcp", "https://other.example.net/mcp", "stdio"]
+    hosts = ("example.com", "tools.example.com", "localhost:8080", "10.0.0.7")
+    urls = [
+        f"{scheme}://{h}/p/{i}?id={i}"
+        for i in range(3)
+        for h in hosts
+        for scheme in ("https", "http")
+    ]
+    kinds = set()
+    for _ in range(2):
+        for server in servers:
+            for url in urls:
+                got = quick.quick((url, server, None))
+                assert got is not None, url
+                assert got == ordinary((url, server, None)), (url, server)
+                kinds.add((url.split("/")[2], server, got.codes))
+    # The servers change what is found on the same hosts.
+    assert len({codes for _, _, codes in kinds}) > len(hosts)

@@ -175,14 +175,27 @@ class RecordVetter:
         url, server, message = key
         if message:
             return None
+        vetter = self.vetter
+        split = vetter.plain_split(url)
+        if split is None:
+            return None
+        head, tail, rep = split
+        templates = self._templates
+        made = templates.by_head(url, head, rep, server, tail)
+        if made is not None:
+            return made
         servers = self._servers
-        found = self.vetter.plain_shape(
+        found = vetter.plain_shape(
             url, servers[server] if server in servers else self.server(server)
         )
         if found is None:
             return None
-        shape, tail = found
-        return self._templates.record(url, shape, tail) or self.record(shape.verdict_for(url, tail))
+        shape = found[0]
+        made = templates.record(url, shape, tail)
+        if made is None:
+            return self.record(shape.verdict_for(url, tail))
+        templates.remember(shape, server)
+        return made
 
 
 # --- strategies -----------------------------------------------------------------------------

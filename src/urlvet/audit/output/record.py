@@ -237,7 +237,7 @@ class RecordTemplates:
     A test compares both ways.
     """
 
-    __slots__ = ("_hosts", "_templates", "_verdicts", "redact_secrets", "with_json")
+    __slots__ = ("_by_head", "_hosts", "_templates", "_verdicts", "redact_secrets", "with_json")
 
     def __init__(self, *, redact_secrets: bool = True, with_json: bool = True) -> None:
         self.redact_secrets = redact_secrets
@@ -247,6 +247,9 @@ class RecordTemplates:
         self._templates: dict[int, RecordTemplate | PlainShape] = {}
         self._verdicts: dict[tuple[Any, ...], tuple[tuple[Finding, ...], Record, str]] = {}
         self._hosts: dict[tuple[str | None, ...], str] = {}
+        # (head, representative tail, server as written) -> the template of the shape those
+        # give (see by_head): a plain URL's record without asking the engine for its shape.
+        self._by_head: dict[tuple[str, str, str | None], RecordTemplate] = {}
 
     def record(self, url: str, shape: PlainShape, tail: str) -> Record | None:
         """The record of ``url``, a plain URL of ``shape`` whose tail is ``tail``, cut from
@@ -262,6 +265,30 @@ class RecordTemplates:
         if tail_may_hold_secrets(tail) and has_secrets(url):
             return None
         return template.record(url, tail)
+
+    def by_head(
+        self, url: str, head: str, rep: str, server: str | None, tail: str
+    ) -> Record | None:
+        """The record of ``url``, a plain URL whose :meth:`urlvet.engine.Vetter.plain_split`
+        is (``head``, ``tail``, ``rep``), asked for by ``server`` (as written), from the
+        template :meth:`remember` kept for that head, representative tail and server; None
+        when none is kept or the URL carries a secret. The engine gives every plain URL of
+        a head, representative tail and server one shape (its cache keeps the shape by
+        those), so this is the record :meth:`record` would cut from it."""
+        template = self._by_head.get((head, rep, server))
+        if template is None or (tail_may_hold_secrets(tail) and has_secrets(url)):
+            return None
+        return template.record(url, tail)
+
+    def remember(self, shape: PlainShape, server: str | None) -> None:
+        """Keep the template of ``shape`` (asked for by ``server``, as written) for
+        :meth:`by_head`, when it has one."""
+        template = self.get(shape)
+        if template is not None:
+            by_head = self._by_head
+            if len(by_head) >= TEMPLATES:  # first in, first out, as the engine's shapes
+                del by_head[next(iter(by_head))]
+            by_head[shape.head, shape.shape, server] = template
 
     def get(self, shape: PlainShape) -> RecordTemplate | None:
         """The template of ``shape``; None when its URL carries a secret (a password in the
