@@ -567,16 +567,16 @@ class Vetter:
             kept = self._query_findings.get(key)
             if kept is not None:
                 return kept
-        # The URL as parse() gives it, from its head's: the parser copies the tail as it
-        # is (a test compares the two).
-        parsed = on_head(base, raw, plain.href_head + tail, path, search, fragment)
         # Links on thousands of hosts carry the same callback: where the rules find nothing
         # for one, they find nothing for any link of the same class (see _query_class).
-        klass = self._query_class(parsed, server, carrying)
+        klass = self._query_class(base, path, server, carrying)
         clean = self._query_clean
         if klass is not None and klass in clean:
             found: tuple[Finding, ...] = ()
         else:
+            # The URL as parse() gives it, from its head's: the parser copies the tail as it
+            # is (a test compares the two).
+            parsed = on_head(base, raw, plain.href_head + tail, path, search, fragment)
             ctx = url_context(self._compiled.settings, server, raw, None, None, self, 0)
             severities = self._compiled.severities
             found = tuple(
@@ -601,11 +601,13 @@ class Vetter:
         return found
 
     def _query_class(
-        self, link: ParsedURL, server: Server | None, carrying: tuple[str, ...]
+        self, head: ParsedURL, path: str, server: Server | None, carrying: tuple[str, ...]
     ) -> tuple[Any, ...] | None:
-        """All that the rules that read the query read of ``link`` but its host's name, when
+        """All that the rules that read the query read of a link but its host's name, when
         they find nothing on it: a link of the same class gets no finding from them either.
-        None when the parameters are too long to be kept.
+        The link is ``head`` (its head's parse) with the path ``path`` (as the parser keeps
+        it: see :func:`urlvet.url.query_split`) and parameters of which ``carrying`` may
+        carry a URL. None when the parameters are too long to be kept.
 
         The rules read a link's host only through its kind, whether it is a listed
         redirector's page (its host and path), and whether its site is the site of a URL it
@@ -623,7 +625,7 @@ class Vetter:
         carrying parameter, its name and either its value or, for a plain URL, its shape and
         those facts (the head itself with a server), and whether that URL is on the link's
         site. A test compares the class's answers with the ordinary path's."""
-        site = compared_site(link)
+        site = compared_site(head)  # the link's: its host is its head's
         server_site = None
         if server is not None and server.parsed is not None:
             server_site = compared_site(server.parsed)
@@ -657,8 +659,8 @@ class Vetter:
             items.append((name, carried, there == site))
         if size > QUERY_KEY_LIMIT:
             return None
-        redirector = redirector_parameters(link, self._compiled.settings)
-        return (link.host_kind, server, redirector, site == server_site, tuple(items))
+        redirector = redirector_parameters(head, self._compiled.settings, path)
+        return (head.host_kind, server, redirector, site == server_site, tuple(items))
 
     def _destination_facts_of(self, shape: PlainShape) -> tuple[str, HostKind, bool, bool]:
         """What the rules that read the query read of a plain URL a link carries, besides its

@@ -495,20 +495,20 @@ def host_table_entry(host: str, table: Mapping[str, Any]) -> tuple[str, Any] | N
     return None
 
 
-def redirector_parameters(url: ParsedURL, settings: CheckSettings) -> frozenset[str] | None:
+def redirector_parameters(
+    url: ParsedURL, settings: CheckSettings, pathname: str | None = None
+) -> frozenset[str] | None:
     """The parameters that hold the destination when ``url`` is on a page the policy lists as a
-    redirector (``redirectors``), or None."""
+    redirector (``redirectors``), or None. With ``pathname``: for the URL of ``url``'s scheme
+    and host with that path."""
     if url.host_kind is not HostKind.DOMAIN or url.scheme not in ("http", "https"):
         return None
     entry = host_table_entry(url.host, settings.redirectors)
     if entry is None:
         return None
+    path = url.pathname if pathname is None else pathname
     for prefix, params in entry[1]:
-        if (
-            not prefix
-            or url.pathname == prefix
-            or url.pathname.startswith(prefix.rstrip("/") + "/")
-        ):
+        if not prefix or path == prefix or path.startswith(prefix.rstrip("/") + "/"):
             return frozenset(params)
     return None
 
