@@ -719,12 +719,14 @@ def _loop(
 
     def look_up(window: list[Occurrence | Diagnostic]) -> _Window:
         found: list[Record | None] = []
+        keep = found.append
         keys: list[Key] = []
         fresh: set[Key] = set()
         occurrences_only = True
+        made = 0
         for item in window:
             if item.__class__ is Diagnostic:
-                found.append(None)
+                keep(None)
                 occurrences_only = False
                 continue
             key: Key = item[_KEY]  # type: ignore[assignment,index]
@@ -734,13 +736,13 @@ def _loop(
                 if rec is not None:
                     # Made at once (a plain URL), with parts already shared with its shape's.
                     add_made(key, rec)
-                    cache.misses += 1
+                    made += 1
                 elif key not in fresh and key not in inflight:
                     fresh.add(key)
                     keys.append(key)
-            found.append(rec)
+            keep(rec)
         inflight.update(keys)
-        cache.misses += len(keys)
+        cache.misses += made + len(keys)
         return _Window(window, found, keys, strategy.submit(keys), occurrences_only)
 
     def report(window: _Window) -> None:
