@@ -121,9 +121,11 @@ def _spin(n: int = 20_000_000) -> float:
     return time.perf_counter() - start
 
 
-def parallel_ceiling() -> float:
+def parallel_ceiling() -> tuple[float, float]:
     """How much faster two CPU-bound processes finish than one would, back to back, right
-    now (2.0 on two idle cores; less when other work shares the machine)."""
+    now (2.0 on two idle cores; less when other work shares the machine), and the seconds
+    one of them took: on a shared virtual machine the speed of a core drifts by a third
+    within the hour, so runs compare only with this figure beside them."""
     from concurrent.futures import ProcessPoolExecutor
 
     one = _spin()
@@ -131,7 +133,13 @@ def parallel_ceiling() -> float:
         start = time.perf_counter()
         list(ex.map(_spin, [20_000_000, 20_000_000]))
         two = time.perf_counter() - start
-    return 2 * one / two
+    return 2 * one / two, one
+
+
+def machine_now() -> str:
+    """The two-process ceiling and the speed of one core, as the runs print them."""
+    ceiling, one = parallel_ceiling()
+    return f"two-process speedup ceiling now: {ceiling:.2f}x; 20M loop steps: {one:.2f} s"
 
 
 def _tree_rss_mb(root: int) -> tuple[float, float]:
@@ -229,7 +237,7 @@ def scale(lines: int) -> dict[str, dict[str, float]]:
     report = {}
     for label, extra in [("jsonl", []), ("jsonl --jobs 2", ["--jobs", "2"])]:
         if extra:
-            print(f"  (two-process speedup ceiling now: {parallel_ceiling():.2f}x)", flush=True)
+            print(f"  ({machine_now()})", flush=True)
         load = os.getloadavg()[0]
         secs, cpu, rss, code, (total, pss) = run(
             ["audit", "--no-dns", "--format", "jsonl", *extra, str(path)]
@@ -292,7 +300,7 @@ def main() -> None:
         if opts.only and opts.only not in label:
             continue
         if "--jobs" in extra:
-            print(f"  (two-process speedup ceiling now: {parallel_ceiling():.2f}x)", flush=True)
+            print(f"  ({machine_now()})", flush=True)
         load = os.getloadavg()[0]
         secs, cpu, rss, code, _ = run(["audit", "--no-dns", *extra, str(mixed)])
         rate = urls / secs
@@ -317,7 +325,7 @@ def main() -> None:
         print(f"all-distinct file: {urls:,} URLs, {distinct:,} distinct", flush=True)
         for label, extra in [("text", []), ("text --jobs 2", ["--jobs", "2"])]:
             if extra:
-                print(f"  (two-process speedup ceiling now: {parallel_ceiling():.2f}x)", flush=True)
+                print(f"  ({machine_now()})", flush=True)
             load = os.getloadavg()[0]
             secs, cpu, rss, code, _ = run(
                 ["audit", "--no-dns", "--format", "text", *extra, str(worst)]

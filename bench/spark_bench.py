@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from audit_bench import RESULTS, parallel_ceiling
+from audit_bench import RESULTS, machine_now
 from mix import urls as mixed_urls
 
 
@@ -129,7 +129,7 @@ def main() -> None:
         ("job jsonl", job("jsonl")),
     ]
     print(f"partitions of the input: {lines().rdd.getNumPartitions()}")
-    print(f"two-process speedup ceiling now: {parallel_ceiling():.2f}x", flush=True)
+    print(machine_now(), flush=True)
     setups: list[tuple[int, float]] = []
     try:
         for label, fn in configs:
