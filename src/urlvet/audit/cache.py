@@ -95,7 +95,10 @@ class RecordCache:
         if rec is not None:
             self.data.move_to_end(key)
             return rec
-        rec = self.made.get(key)
+        made = self.made
+        if not made and not self.made_before:
+            return None  # made records are not being kept (an audit of distinct URLs)
+        rec = made.get(key)
         if rec is None:
             rec = self.made_before.pop(key, None)
             if rec is not None:  # into the current generation

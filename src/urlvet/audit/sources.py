@@ -391,9 +391,7 @@ class LineRoute:
         crc32 = zlib.crc32
         mine: list[tuple[int, str]] = []
         keep = mine.append
-        lineno = first - 1
-        for text in lines:
-            lineno += 1
+        for lineno, text in enumerate(lines, first):
             start = text.find("://") + 3
             if start < 3:
                 if table[lineno % slots] == index:
