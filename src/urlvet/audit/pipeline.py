@@ -164,7 +164,12 @@ class RecordVetter:
         # tail, its record is cut from the shape's template as a plain URL's is.
         shape, tail, findings = carried
         if not findings and "@" not in tail:
-            made = self._templates.record(url, shape, tail)
+            templates = self._templates
+            made = templates.by_head(url, shape.head, shape.shape, server_text, tail)
+            if made is None:
+                made = templates.record(url, shape, tail)
+                if made is not None:
+                    templates.remember(shape, server_text)
             if made is not None:
                 return made
         return self.record(vetter.query_verdict(url, carried))

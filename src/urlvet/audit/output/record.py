@@ -221,7 +221,11 @@ _new_tuple = tuple.__new__
 
 
 TEMPLATES = 65_536
-"""Plain URL shapes whose record template is kept (as many as the engine keeps shapes)."""
+"""Plain URL shapes whose record template is kept (as many as the engine keeps shapes), by
+head, representative tail and server (:meth:`RecordTemplates.by_head`)."""
+SHAPES_KEPT = 4096
+"""Shapes whose template (or that they have none) is also kept by the shape itself, for the
+URLs that meet a shape before it is kept by head."""
 SHARED_PARTS = 16_384
 """Distinct parts that templates share (a base record with the JSON of its findings; the JSON
 of a host), at most, of each kind; beyond that a template has parts of its own."""
@@ -237,7 +241,15 @@ class RecordTemplates:
     A test compares both ways.
     """
 
-    __slots__ = ("_by_head", "_hosts", "_templates", "_verdicts", "redact_secrets", "with_json")
+    __slots__ = (
+        "_by_head",
+        "_by_head_count",
+        "_hosts",
+        "_templates",
+        "_verdicts",
+        "redact_secrets",
+        "with_json",
+    )
 
     def __init__(self, *, redact_secrets: bool = True, with_json: bool = True) -> None:
         self.redact_secrets = redact_secrets
@@ -249,7 +261,10 @@ class RecordTemplates:
         self._hosts: dict[tuple[str | None, ...], str] = {}
         # (head, representative tail, server as written) -> the template of the shape those
         # give (see by_head): a plain URL's record without asking the engine for its shape.
-        self._by_head: dict[tuple[str, str, str | None], RecordTemplate] = {}
+        # Two levels, so that no key is built for a look-up and a head's key is the head's
+        # own string: the representative tail and the server, then the head.
+        self._by_head: dict[tuple[str, str | None], dict[str, RecordTemplate]] = {}
+        self._by_head_count = 0
 
     def record(self, url: str, shape: PlainShape, tail: str) -> Record | None:
         """The record of ``url``, a plain URL of ``shape`` whose tail is ``tail``, cut from
@@ -269,13 +284,16 @@ class RecordTemplates:
     def by_head(
         self, url: str, head: str, rep: str, server: str | None, tail: str
     ) -> Record | None:
-        """The record of ``url``, a plain URL whose :meth:`urlvet.engine.Vetter.plain_split`
-        is (``head``, ``tail``, ``rep``), asked for by ``server`` (as written), from the
-        template :meth:`remember` kept for that head, representative tail and server; None
-        when none is kept or the URL carries a secret. The engine gives every plain URL of
-        a head, representative tail and server one shape (its cache keeps the shape by
-        those), so this is the record :meth:`record` would cut from it."""
-        template = self._by_head.get((head, rep, server))
+        """The record of ``url``, a URL of the shape of ``head`` and ``rep`` (the shape's head
+        and representative tail) asked for by ``server`` (as written), whose tail ``tail``
+        JSON writes as it is (a plain URL's, or one of
+        :meth:`urlvet.engine.Vetter.query_shape` on which the query rules find nothing),
+        from the template :meth:`remember` kept for that head, representative tail and
+        server; None when none is kept or the URL carries a secret. The engine gives every
+        URL of a head, representative tail and server one shape (its cache keeps the shape
+        by those), so this is the record :meth:`record` would cut from it."""
+        heads = self._by_head.get((rep, server))
+        template = None if heads is None else heads.get(head)
         if template is None or (tail_may_hold_secrets(tail) and has_secrets(url)):
             return None
         return template.record(url, tail)
@@ -285,10 +303,13 @@ class RecordTemplates:
         :meth:`by_head`, when it has one."""
         template = self.get(shape)
         if template is not None:
-            by_head = self._by_head
-            if len(by_head) >= TEMPLATES:  # first in, first out, as the engine's shapes
-                del by_head[next(iter(by_head))]
-            by_head[shape.head, shape.shape, server] = template
+            if self._by_head_count >= TEMPLATES:  # emptied when full: most audits never are
+                self._by_head.clear()
+                self._by_head_count = 0
+            heads = self._by_head.setdefault((shape.shape, server), {})
+            if shape.head not in heads:
+                self._by_head_count += 1
+            heads[shape.head] = template
 
     def get(self, shape: PlainShape) -> RecordTemplate | None:
         """The template of ``shape``; None when its URL carries a secret (a password in the
@@ -302,7 +323,7 @@ class RecordTemplates:
                 return None
         template = self._make(shape)
         templates = self._templates
-        if len(templates) >= TEMPLATES:  # first in, first out, as the engine's shapes
+        if len(templates) >= SHAPES_KEPT:  # first in, first out
             del templates[next(iter(templates))]
         templates[id(shape)] = shape if template is None else template
         return template
