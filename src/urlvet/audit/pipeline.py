@@ -167,9 +167,7 @@ class RecordVetter:
             templates = self._templates
             made = templates.by_head(url, shape.head, shape.shape, server_text, tail)
             if made is None:
-                made = templates.record(url, shape, tail)
-                if made is not None:
-                    templates.remember(shape, server_text)
+                made = templates.record(url, shape, tail, server_text)
             if made is not None:
                 return made
         return self.record(vetter.query_verdict(url, carried))
@@ -196,11 +194,9 @@ class RecordVetter:
         if found is None:
             return None
         shape = found[0]
-        made = templates.record(url, shape, tail)
-        if made is None:
-            return self.record(shape.verdict_for(url, tail))
-        templates.remember(shape, server)
-        return made
+        return templates.record(url, shape, tail, server) or self.record(
+            shape.verdict_for(url, tail)
+        )
 
 
 # --- strategies -----------------------------------------------------------------------------

@@ -266,15 +266,17 @@ class RecordTemplates:
         self._by_head: dict[tuple[str, str | None], dict[str, RecordTemplate]] = {}
         self._by_head_count = 0
 
-    def record(self, url: str, shape: PlainShape, tail: str) -> Record | None:
-        """The record of ``url``, a plain URL of ``shape`` whose tail is ``tail``, cut from
-        the shape's template; None when the URL carries a secret (it is then recorded on its
+    def record(self, url: str, shape: PlainShape, tail: str, server: str | None) -> Record | None:
+        """The record of ``url``, a URL of ``shape`` asked for by ``server`` (as written) whose
+        tail ``tail`` JSON writes as it is, cut from the shape's template, which is then kept
+        for :meth:`by_head`; None when the URL carries a secret (it is then recorded on its
         own, from its verdict)."""
         template = self._templates.get(id(shape))
         if template.__class__ is not RecordTemplate or template.shape is not shape:
             template = self.get(shape)
             if template is None:
                 return None
+        self._keep_by_head(template, server)
         # The template's head carries no secret, and a plain tail holds no user info: only a
         # parameter of the tail can.
         if tail_may_hold_secrets(tail) and has_secrets(url):
@@ -288,7 +290,7 @@ class RecordTemplates:
         and representative tail) asked for by ``server`` (as written), whose tail ``tail``
         JSON writes as it is (a plain URL's, or one of
         :meth:`urlvet.engine.Vetter.query_shape` on which the query rules find nothing),
-        from the template :meth:`remember` kept for that head, representative tail and
+        from the template :meth:`record` kept for that head, representative tail and
         server; None when none is kept or the URL carries a secret. The engine gives every
         URL of a head, representative tail and server one shape (its cache keeps the shape
         by those), so this is the record :meth:`record` would cut from it."""
@@ -298,18 +300,22 @@ class RecordTemplates:
             return None
         return template.record(url, tail)
 
-    def remember(self, shape: PlainShape, server: str | None) -> None:
-        """Keep the template of ``shape`` (asked for by ``server``, as written) for
-        :meth:`by_head`, when it has one."""
-        template = self.get(shape)
-        if template is not None:
-            if self._by_head_count >= TEMPLATES:  # emptied when full: most audits never are
-                self._by_head.clear()
-                self._by_head_count = 0
-            heads = self._by_head.setdefault((shape.shape, server), {})
-            if shape.head not in heads:
-                self._by_head_count += 1
-            heads[shape.head] = template
+    def _keep_by_head(self, template: RecordTemplate, server: str | None) -> None:
+        """Keep ``template`` (its shape asked for by ``server``, as written) for
+        :meth:`by_head`."""
+        shape = template.shape
+        heads = self._by_head.get((shape.shape, server))
+        if heads is not None and heads.get(shape.head) is template:
+            return
+        if self._by_head_count >= TEMPLATES:  # emptied when full: most audits never are
+            self._by_head.clear()
+            self._by_head_count = 0
+            heads = None
+        if heads is None:
+            heads = self._by_head[shape.shape, server] = {}
+        if shape.head not in heads:
+            self._by_head_count += 1
+        heads[shape.head] = template
 
     def get(self, shape: PlainShape) -> RecordTemplate | None:
         """The template of ``shape``; None when its URL carries a secret (a password in the
