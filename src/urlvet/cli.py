@@ -866,11 +866,16 @@ def audit_cmd(
         progress=not no_progress,
         spark_master=spark_master,
     )
+    own_process = click.get_current_context().find_root().obj is OWN_PROCESS
+    if own_process:
+        from urlvet.audit.pipeline import bulk_gc_to_the_end
+
+        bulk_gc_to_the_end()
     try:
         code = run_audit(policy, run, click.get_binary_stream("stdout"), sys.stderr)
     except UrlvetError as exc:
         _fail(str(exc))
-    if click.get_current_context().find_root().obj is OWN_PROCESS:
+    if own_process:
         from urlvet.audit.pipeline import end_process
 
         end_process(code)  # the audit's caches are not freed one by one

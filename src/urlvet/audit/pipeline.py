@@ -97,6 +97,15 @@ def bulk_gc() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
+def bulk_gc_to_the_end() -> None:
+    """The collector at :data:`BULK_GC_THRESHOLDS` for the rest of the process, for one that
+    audits and then ends with :func:`end_process`. Putting the thresholds back after an
+    audit makes the next allocation walk the whole heap, a fifth of a second with an audit's
+    caches in it, for nothing when the process is about to end; :func:`bulk_gc` blocks inside
+    then change nothing."""
+    gc.set_threshold(*BULK_GC_THRESHOLDS)
+
+
 def end_process(code: int) -> NoReturn:
     """End this process with exit code ``code`` once the standard streams are flushed, without
     freeing its objects one by one: an audit's caches hold millions of them, and freeing them

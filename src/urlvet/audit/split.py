@@ -54,6 +54,7 @@ from urlvet.audit.pipeline import (
     ProgressFn,
     RecordVetter,
     bulk_gc,
+    bulk_gc_to_the_end,
     end_process,
 )
 from urlvet.audit.report import Reporter, Summary
@@ -412,9 +413,9 @@ def _work(setup: _Setup, worker: int, results: Queue[Message]) -> None:
                 last = now
                 results.put(("progress", (share, worker), (done_bytes, urls, name)))
 
-        with bulk_gc():  # for all shares: see bulk_gc
-            for share in range(len(setup.shares)):
-                results.put(("done", (share, worker), auditing.share(share, progress)))
+        bulk_gc_to_the_end()  # for all shares: the process ends with end_process
+        for share in range(len(setup.shares)):
+            results.put(("done", (share, worker), auditing.share(share, progress)))
     except Exception as exc:  # the parent fails the run with this
         results.put(("failed", (share, worker), f"{type(exc).__name__}: {exc}"))
         return
