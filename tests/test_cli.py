@@ -300,6 +300,61 @@ def test_an_audit_process_ends_at_once_with_all_of_its_output(tmp_path: Path, fm
     assert not list(tmp_path.glob(".urlvet-share-*"))  # the shares' folder is removed
 
 
+_GC_OBSERVER = """
+import gc, os, sys
+gc.set_threshold(1234, 5, 6)
+real_exit = os._exit
+command = os.getpid()  # not a worker process, which inherits this hook
+def observed(code):
+    if os.getpid() == command:
+        sys.stderr.write(f"collector thresholds at exit: {gc.get_threshold()}\\n")
+    sys.stderr.flush()
+    real_exit(code)
+os._exit = observed
+from urlvet.cli import console
+sys.argv = ["urlvet", *sys.argv[1:]]
+console()
+"""
+
+
+def test_the_collector_thresholds_of_an_audit_are_put_back_unless_the_process_ends(
+    tmp_path: Path,
+) -> None:
+    # Called from Python (a test's runner, an application), a split audit leaves the
+    # collector as it found it. Run as a process of its own, the audit keeps its bulk
+    # thresholds to the end: putting them back would make the next allocation walk the
+    # whole heap just before the process ends.
+    import gc
+
+    from urlvet.audit.pipeline import BULK_GC_THRESHOLDS
+
+    path = tmp_path / "big.urls"
+    path.write_text(
+        "".join(f"https://svc{i % 300}.example.com/items/{i}\n" for i in range(60_000)),
+        encoding="utf-8",
+    )
+    assert path.stat().st_size > 2 * (1 << 20)  # two shares: the audit is split
+    args = ["audit", "--no-dns", "--format", "jsonl", "--jobs", "2", str(path)]
+    before = gc.get_threshold()
+    gc.set_threshold(1234, 5, 6)
+    try:
+        code, out, _ = run(*args)
+        assert gc.get_threshold() == (1234, 5, 6)
+    finally:
+        gc.set_threshold(*before)
+    assert code == 0
+    assert out.count("\n") == 60_000
+    done = subprocess.run(
+        [sys.executable, "-c", _GC_OBSERVER, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == out
+    assert f"collector thresholds at exit: {BULK_GC_THRESHOLDS}" in done.stderr
+
+
 def test_python_dash_m_urlvet_is_the_command() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "urlvet", "check", "--no-dns", "javascript:alert(1)"],
