@@ -207,17 +207,19 @@ def run(
     done = threading.Event()
 
     def sample() -> None:
-        while tree and not done.wait(0.05):
+        while not done.wait(0.05):
             rss, pss = _tree_rss_mb(pid)
             peak[0] = max(peak[0], rss)
             peak[1] = max(peak[1], pss)
 
     sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
+    if tree:
+        sampler.start()
     _, status, usage = os.wait4(pid, 0)
     elapsed = time.perf_counter() - start
     done.set()
-    sampler.join()
+    if tree:
+        sampler.join()
     cpu = usage.ru_utime + usage.ru_stime
     return (
         elapsed,

@@ -300,7 +300,7 @@ def _serve(
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         vet = RecordVetter(Vetter(Policy.model_validate(policy)), server_name, redact, with_json)
-        gc.set_threshold(*BULK_GC_THRESHOLDS)
+        bulk_gc_to_the_end()
         while (keys := inbox.get()) is not None:
             outbox.put([vet(k) for k in keys])
     except Exception as exc:
