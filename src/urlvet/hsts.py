@@ -76,8 +76,9 @@ def stale_list_warning(list_date: str, today: date) -> str | None:
     return (
         f"the HSTS preload list is from {list_date}, {age} days old: UV101 does not know the "
         "sites preloaded since then (nor tls.hsts_preloaded_severity, for them). "
-        "Upgrade it with `pip install -U hstspreload`, or set "
-        f"{QUIET_AGE_WARNING_ENV}=1 to silence this warning"
+        "A newer hstspreload release brings a newer list, if there is one (`pip install -U "
+        f"hstspreload`; its version is the list's date); set {QUIET_AGE_WARNING_ENV}=1 to "
+        "silence this warning"
     )
 
 
