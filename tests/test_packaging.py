@@ -147,3 +147,21 @@ def test_a_team_policy_extends_a_built_in_one_by_name(installed: Path, elsewhere
     assert "UV212" in found.stdout, found.stderr
     settings = _run(installed, elsewhere, "urlvet", "check", "--show-settings")
     assert settings.stdout.splitlines()[0].endswith("pyproject.toml:2: [tool.urlvet] policy")
+
+
+def test_the_docs_never_install_urlvet_from_an_index() -> None:
+    # No package index has urlvet: a command that asks one for it cannot work.
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    for path in docs:
+        text = path.read_text(encoding="utf-8")
+        assert "pip install urlvet" not in text, path
+        assert "install 'urlvet[" not in text, path
+
+
+def test_the_quickstart_installs_from_the_checkout_and_runs_the_tests_as_ci_does() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quickstart = readme.split("## Quickstart", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    install, tests = quickstart.splitlines()
+    assert install.startswith("pip install -e '.[dev,mcp,spark]' && urlvet check --no-dns ")
+    assert tests == "bash tests/run"
+    assert "\nbash tests/run\n" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
