@@ -319,3 +319,20 @@ def test_vetting_with_a_found_policy_is_the_same_as_naming_it(in_tmp: Path) -> N
     found = load_policy(choose_policy(None, {}, in_tmp).spec)
     verdict = Vetter(found.with_changes(dns={"enabled": False})).vet("https://8.8.8.8/")
     assert verdict.decision is Decision.BLOCK  # strict blocks a public IP literal (medium)
+
+
+def test_show_settings_shows_the_tls_options_applied(in_tmp: Path) -> None:
+    code, out, _ = run("check", "--show-settings", "--tls")
+    assert code == 0
+    assert "Changed by command-line options: tls" in out
+    resolved = yaml.safe_load(out.split("Resolved policy:\n", 1)[1])
+    assert resolved["tls"]["probe"] is True
+
+
+def test_the_proxy_shows_its_settings_without_starting_the_server(in_tmp: Path) -> None:
+    (in_tmp / ".urlvet.yml").write_text("extends: strict\n", encoding="utf-8")
+    marker = in_tmp / "started"
+    code, out, _ = run("proxy", "--show-settings", "--", "touch", str(marker))
+    assert code == 0
+    assert out.splitlines()[0] == f"Settings: {in_tmp / '.urlvet.yml'}"
+    assert not marker.exists()

@@ -51,18 +51,22 @@ def _remember_show_settings(ctx: click.Context, param: click.Parameter, value: b
     ctx.meta[SHOW_SETTINGS] = value
 
 
+show_settings_option = click.option(
+    "--show-settings",
+    is_flag=True,
+    expose_value=False,
+    callback=_remember_show_settings,
+    help="Print which configuration file chose the policy, the policy's files and the "
+    "resolved policy, and exit.",
+)
+"""--show-settings, for every command that vets."""
+
+
 def policy_options(fn: F) -> F:
     """The options every vetting command shares."""
     options = [
         click.option("--policy", "policy_path", metavar="NAME|FILE", help=POLICY_HELP),
-        click.option(
-            "--show-settings",
-            is_flag=True,
-            expose_value=False,
-            callback=_remember_show_settings,
-            help="Print which configuration file chose the policy, the policy's files and the "
-            "resolved policy, and exit.",
-        ),
+        show_settings_option,
         click.option(
             "--select",
             multiple=True,
@@ -127,17 +131,25 @@ def tls_options(fn: F) -> F:
     return fn
 
 
+def _tls_section(policy: Any, tls: bool | None, ca_file: str | None) -> dict[str, Any] | None:
+    """The policy's tls section with --tls and --ca-file applied; None when neither was given."""
+    if tls is None and not ca_file:
+        return None
+    section: dict[str, Any] = policy.tls.model_dump(mode="json")
+    if tls is not None:
+        section["probe"] = tls
+    if ca_file:
+        section["ca_file"] = ca_file
+    return section
+
+
 def with_tls(policy: Any, tls: bool | None, ca_file: str | None) -> Any:
     """``policy`` with the --tls and --ca-file options applied; exits 2 when the trust
     anchors cannot be loaded."""
     from urlvet.tls import Prober
 
-    if tls is not None or ca_file:
-        section = policy.tls.model_dump(mode="json")
-        if tls is not None:
-            section["probe"] = tls
-        if ca_file:
-            section["ca_file"] = ca_file
+    section = _tls_section(policy, tls, ca_file)
+    if section is not None:
         try:
             policy = policy.with_changes(tls=section)
         except ValueError as exc:
@@ -192,6 +204,11 @@ def build_policy(
         report_feeds(policy.compiled.settings)
         ctx = click.get_current_context(silent=True)
         if ctx is not None and ctx.meta.get(SHOW_SETTINGS):
+            # --tls and --ca-file are applied by with_tls, after this: show them applied too.
+            tls = _tls_section(policy, ctx.params.get("tls"), ctx.params.get("ca_file"))
+            if tls is not None:
+                changes["tls"] = tls
+                policy = policy.with_changes(tls=tls)
             click.echo(show_settings(choice, policy, sorted(changes)))
             sys.exit(0)
         return policy
@@ -781,6 +798,7 @@ def hook_cmd(
     help="Append one JSON line per vetted URL to this file (urlvet audit reads it).",
 )
 @click.option("--policy", "policy_path", metavar="NAME|FILE", help=POLICY_HELP)
+@show_settings_option
 @click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes.")
 @click.option(
