@@ -95,17 +95,30 @@ def find_settings(start: Path) -> PolicyChoice | None:
     """The nearest configuration file at or above ``start``, or None. The search stops at a
     repository's root (after looking in it) or at the file system's root."""
     for folder in (start.resolve(), *start.resolve().parents):
-        for name in POLICY_FILES:
-            candidate = folder / name
-            if candidate.is_file():
-                return PolicyChoice(candidate, "file", candidate)
-        pyproject = folder / PYPROJECT
-        if pyproject.is_file():
-            choice = read_pyproject(pyproject)
-            if choice is not None:
-                return choice
-        if any((folder / marker).exists() for marker in REPOSITORY_MARKERS):
+        try:
+            found = _settings_in(folder)
+            at_root = any((folder / marker).exists() for marker in REPOSITORY_MARKERS)
+        except PermissionError as exc:
+            # Not knowing whether a configuration file is there must not mean "there is none".
+            raise PolicyError(
+                f"{folder}: cannot look for urlvet's configuration files here: {exc.strerror}"
+            ) from None
+        if found is not None:
+            return found
+        if at_root:
             return None
+    return None
+
+
+def _settings_in(folder: Path) -> PolicyChoice | None:
+    """The configuration file of one directory, or None."""
+    for name in POLICY_FILES:
+        candidate = folder / name
+        if candidate.is_file():
+            return PolicyChoice(candidate, "file", candidate)
+    pyproject = folder / PYPROJECT
+    if pyproject.is_file():
+        return read_pyproject(pyproject)
     return None
 
 
