@@ -405,7 +405,7 @@ class _Lookup:
 
     async def _udp(self, track: _Track) -> tuple[int, dns.message.Message] | None:
         """The first response over UDP, sending again every ``retry`` seconds, or None."""
-        tasks: dict[asyncio.Future[_Received], int] = {}
+        tasks: dict[asyncio.Future[_Received | None], int] = {}
         try:
             while track.status is None:
                 idx = self._server_for(track)
@@ -427,6 +427,8 @@ class _Lookup:
                     received = finished.result()
                     if isinstance(received, dns.message.Message):
                         return idx, received
+                    if received is None:
+                        continue
                     if received.unreachable:
                         self.unreachable[idx] = f"{self._server_text(idx)}: {received.error}"
                     else:
@@ -435,10 +437,11 @@ class _Lookup:
         finally:
             await _cancel(tasks)
 
-    async def _udp_exchange(self, query: dns.message.Message, idx: int) -> _Received:
+    async def _udp_exchange(self, query: dns.message.Message, idx: int) -> _Received | None:
         """Send ``query`` to server ``idx`` once and read until a response to it arrives.
 
-        Ends only with a response or a failure: the caller cancels it at the deadline or when
+        Ends with a response, a failure, or None once the deadline has passed (each datagram
+        read is followed by a look at the clock); the caller cancels it at the deadline or when
         another exchange answered first.
         """
         host, port = self.servers[idx]
@@ -464,14 +467,21 @@ class _Lookup:
                 return _Failure(_exception_text(exc), unreachable=True)
             except EOFError:
                 return _Failure("closed the socket", unreachable=True)
-        # Past the deadline: the waiting caller turns this into a timeout.
-        return _Failure("did not answer in time")
+        return None  # past the deadline: the waiting caller reports the timeout
 
     async def _tcp(self, track: _Track, idx: int) -> dns.message.Message | None:
         """The TCP answer of server ``idx`` to the track's query, or None (failure recorded)."""
         host, port = self.servers[idx]
         remaining = self.remaining()
         what = "sent an answer too large for UDP and the TCP retry failed: "
+        # What the deadline reports if it comes first (the lookup is then cancelled here).
+        before, track.failure = (
+            track.failure,
+            (
+                "timeout",
+                f"{self._server_text(idx)} did not answer over TCP in time",
+            ),
+        )
         try:
             async with asyncio.timeout(remaining):
                 answer = await dns.asyncquery.tcp(track.query, host, remaining, port)
@@ -492,6 +502,7 @@ class _Lookup:
             # Nothing may be cut short over TCP: a truncated answer there hides the rest.
             self._server_failed(track, idx, "error", "sent a truncated answer over TCP")
             return None
+        track.failure = before
         return answer
 
     def _server_for(self, track: _Track) -> int | None:
