@@ -99,24 +99,24 @@ def framed(*messages: bytes) -> bytes:
 
 
 def pointer_chain(query: bytes, size: int = 65_000) -> bytes:
-    """A response of ``size`` bytes whose answers' owners are long chains of backward
+    """A response of about ``size`` bytes whose answers' owners are long chains of backward
     compression pointers: each pointer points at the one before, the first at the question.
 
-    A reader without a limit on pointer hops walks the whole chain for every answer: the
-    cost grows with the square of the packet's size.
+    The chain is the data of a first record of a private-use type (65280), so the packet is
+    otherwise well formed; every later answer's owner is the chain's last link. A reader
+    without a limit on pointer hops walks the whole chain for every answer: the cost grows with
+    the square of the packet's size.
     """
     qid = query_id(query)
     q = question_of(query)
-    body = bytearray(header(qid, an=0) + q)
-    chain_start = len(body)
-    body += b"\xc0\x0c"  # points at the question's name
-    # Half the packet is chain, the other half records whose owner is the chain's last link.
-    while len(body) < size // 2:
-        body += struct.pack("!H", 0xC000 | (len(body) - 2))
-    last = len(body) - 2
-    assert last > chain_start
-    owner = struct.pack("!H", 0xC000 | last)
-    answers = 0
+    start = 12 + len(q) + 2 + 10  # where the first record's data begins
+    # A pointer holds 14 bits of offset: the chain fills what one can reach (16 KB).
+    chain = bytearray(b"\xc0\x0c")  # points at the question's name
+    while start + len(chain) < min(size // 2, 0x3FFF - 1):
+        chain += struct.pack("!H", 0xC000 | (start + len(chain) - 2))
+    body = bytearray(header(qid) + q + record(b"\xc0\x0c", 65280, bytes(chain)))
+    owner = struct.pack("!H", 0xC000 | (start + len(chain) - 2))
+    answers = 1
     while len(body) + 16 <= size:
         body += record(owner, A, bytes((10, 0, 0, 5)))
         answers += 1
