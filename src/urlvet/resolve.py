@@ -226,6 +226,7 @@ class _Track:
         "seen",
         "status",
         "ttls",
+        "wire",
     )
 
     def __init__(self, rdtype: dns.rdatatype.RdataType, qname: dns.name.Name) -> None:
@@ -253,6 +254,7 @@ class _Track:
             use_edns=0 if self.edns else False,
             payload=_EDNS_PAYLOAD,
         )
+        self.wire: bytes = self.query.to_wire()  # sent again as is on every resend
         self.failed_servers = set()
         self.failure = None
         return self.query
@@ -281,22 +283,21 @@ _Received = dns.message.Message | _Failure
 def _read_response(query: dns.message.Message, wire: bytes) -> _Received | None:
     """The response ``wire`` carries for ``query``; None for a packet that is not one.
 
-    Only the header and question are read before the packet is known to answer this query, so
-    noise and forgeries (wrong id, other question) cost little. A truncated response is returned
-    with its question only: it is a signal to ask over TCP, never an answer.
+    A packet whose first two bytes (the id) are not the query's is dropped unread, so a flood
+    of forgeries or noise costs a comparison each. A truncated response is returned as far as
+    dnspython could read it: it is a signal to ask over TCP, never an answer.
     """
-    try:
-        head = dns.message.from_wire(wire, question_only=True)
-    except Exception:  # any packet dnspython cannot read as far as its question is noise
+    if wire[:2] != query.id.to_bytes(2, "big"):
         return None
-    if not query.is_response(head):
-        return None
-    if head.flags & dns.flags.TC:
-        return head
     try:
-        return dns.message.from_wire(wire)
-    except Exception as exc:  # the server's own answer is broken: fail, never guess
+        response = dns.message.from_wire(wire, raise_on_truncation=True)
+    except dns.message.Truncated as exc:
+        response = exc.message()  # type: ignore[no-untyped-call]
+    except Exception as exc:  # the answer to our id is broken: fail, never guess
         return _Failure(f"sent a malformed answer ({_exception_text(exc)})")
+    if not query.is_response(response):
+        return None  # an echo, or an answer to another question
+    return response
 
 
 def _address_text(rdata: Any) -> str:
@@ -410,7 +411,7 @@ class _Lookup:
             while track.status is None:
                 idx = self._server_for(track)
                 if idx is not None:
-                    tasks[asyncio.ensure_future(self._udp_exchange(track.query, idx))] = idx
+                    tasks[asyncio.ensure_future(self._udp_exchange(track, idx))] = idx
                     track.attempt += 1
                 elif not tasks:
                     self._give_up(track)
@@ -437,8 +438,8 @@ class _Lookup:
         finally:
             await _cancel(tasks)
 
-    async def _udp_exchange(self, query: dns.message.Message, idx: int) -> _Received | None:
-        """Send ``query`` to server ``idx`` once and read until a response to it arrives.
+    async def _udp_exchange(self, track: _Track, idx: int) -> _Received | None:
+        """Send the track's query to server ``idx`` once and read until a response arrives.
 
         Ends with a response, a failure, or None once the deadline has passed (each datagram
         read is followed by a look at the clock); the caller cancels it at the deadline or when
@@ -457,7 +458,8 @@ class _Lookup:
             return _Failure(_exception_text(exc), unreachable=True)
         async with sock:
             try:
-                await dns.asyncquery.send_udp(sock, query, (host, port))
+                query = track.query
+                await dns.asyncquery.send_udp(sock, track.wire, (host, port))
                 while self.remaining() > 0:
                     wire, _ = await sock.recvfrom(65535, None)
                     received = _read_response(query, wire)
