@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from support.hostile import (
     NXDOMAIN,
@@ -25,15 +27,17 @@ from support.hostile import (
     TcpScript,
     UdpScript,
     framed,
+    header,
     long_cname,
     pointer_chain,
     pointer_loop,
     query_id,
     query_type,
+    question_of,
     response,
 )
 from urlvet import Decision, Policy, Vetter
-from urlvet.resolve import Resolution, Resolver
+from urlvet.resolve import STATUSES, Resolution, Resolver
 
 NAME = "victim.test"
 PUBLIC4 = "93.184.215.14"
@@ -337,3 +341,19 @@ def test_garbage_with_the_right_id_is_an_error_never_an_exception(lookup: Mode) 
         res = lookup(resolver_for(server), NAME)
     assert res.status == "error"
     assert "malformed" in res.detail
+
+
+# -- any bytes after a valid header and question (a law: a status, never an exception) -----------
+
+
+@given(records=st.integers(min_value=0, max_value=5), tail=st.binary(max_size=300))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_any_answer_bytes_give_a_status_never_an_exception(records: int, tail: bytes) -> None:
+    def udp(query: bytes) -> list[tuple[float, bytes]]:
+        return [(0.0, header(query_id(query), an=records) + question_of(query) + tail)]
+
+    with HostileServer(a_only(udp)) as server:
+        res = resolver_for(server, timeout=1.0).resolve(NAME)
+    assert res.status in STATUSES
+    assert res.status != "timeout"  # the answer carried our id and question: it was read
+    assert (res.status == "ok") == (res.detail == "")
