@@ -152,6 +152,15 @@ def test_silent_tcp_retry_ends_at_the_deadline(lookup: Mode) -> None:
     assert DEADLINE * 0.95 <= took <= DEADLINE + SLACK
 
 
+@MODES
+def test_nameserver_on_ipv6_loopback_answers_over_udp_and_tcp(lookup: Mode) -> None:
+    with HostileServer(a_only(truncated), tcp_answer(PRIVATE4), host="::1") as server:
+        res = lookup(resolver_for(server), NAME)
+        assert res.status == "ok", res.detail
+        assert res.addresses == (PRIVATE4,)
+        assert verdict_of(server) is Decision.BLOCK
+
+
 # -- compression pointers and names --------------------------------------------------------------
 
 

@@ -459,7 +459,9 @@ class _Lookup:
         async with sock:
             try:
                 query = track.query
-                await dns.asyncquery.send_udp(sock, track.wire, (host, port))
+                # The socket's own form of the address: (host, port, flow, scope) for IPv6.
+                destination = dns.inet.low_level_address_tuple((host, port), af)
+                await dns.asyncquery.send_udp(sock, track.wire, destination)
                 while self.remaining() > 0:
                     wire, _ = await sock.recvfrom(65535, None)
                     received = _read_response(query, wire)

@@ -1,4 +1,4 @@
-"""A hostile nameserver on loopback: raw UDP and TCP sockets on one port of 127.0.0.1.
+"""A hostile nameserver on loopback: raw UDP and TCP sockets on one port of 127.0.0.1 (or ::1).
 
 NSD answers correctly; this server answers what a test scripts, down to the bytes: truncated
 answers over UDP and over TCP, late answers after a truncated one, compression-pointer chains
@@ -9,7 +9,7 @@ wrong id, silence. Packets that dnspython refuses to build are written here by h
 ``udp(query)`` returns the datagrams to send back, each with the delay before it; ``tcp(query)``
 returns the raw bytes to write on the connection (length prefixes included, see :func:`framed`),
 or None to keep the connection open without a word. Nothing here sends a packet anywhere but
-127.0.0.1.
+loopback.
 """
 
 from __future__ import annotations
@@ -149,35 +149,40 @@ def long_cname(query: bytes, length: int = 256) -> bytes:
 
 
 class HostileServer:
-    """UDP and TCP on one port of 127.0.0.1, answering as ``udp`` and ``tcp`` say.
+    """UDP and TCP on one port of ``host`` (127.0.0.1 or ::1), answering as ``udp`` and ``tcp``
+    say.
 
     Queries are kept (``udp_queries``, ``tcp_queries``) so a test can see what the resolver
     asked. Use as a context manager.
     """
 
-    def __init__(self, udp: UdpScript, tcp: TcpScript | None = None) -> None:
+    def __init__(
+        self, udp: UdpScript, tcp: TcpScript | None = None, host: str = "127.0.0.1"
+    ) -> None:
         self.udp_script = udp
         self.tcp_script = tcp
         self.udp_queries: list[bytes] = []
         self.tcp_queries: list[bytes] = []
         self._stop = threading.Event()
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
         for _ in range(5):
-            port = free_port()
-            self._udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            self._tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self._udp = socket.socket(family, socket.SOCK_DGRAM)
+            self._tcp = socket.socket(family, socket.SOCK_STREAM)
             try:
-                self._udp.bind(("127.0.0.1", port))
-                self._tcp.bind(("127.0.0.1", port))
+                # A port the kernel picks for UDP, then the same for TCP (taken: try again).
+                self._udp.bind((host, free_port() if family == socket.AF_INET else 0))
+                port = int(self._udp.getsockname()[1])
+                self._tcp.bind((host, port))
                 break
             except OSError:
                 self._udp.close()
                 self._tcp.close()
         else:
-            raise RuntimeError("no port free for both UDP and TCP on 127.0.0.1")
+            raise RuntimeError(f"no port free for both UDP and TCP on {host}")
         self._tcp.listen(16)
         self._udp.settimeout(0.05)
         self._tcp.settimeout(0.05)
-        self.address: tuple[str, int] = ("127.0.0.1", port)
+        self.address: tuple[str, int] = (host, port)
         self._threads = [
             threading.Thread(target=self._serve_udp, name="hostile-udp", daemon=True),
             threading.Thread(target=self._serve_tcp, name="hostile-tcp", daemon=True),
@@ -185,8 +190,9 @@ class HostileServer:
 
     @property
     def nameserver(self) -> str:
-        """``host:port``, as the CLI's ``--nameserver`` and the policy take it."""
-        return f"{self.address[0]}:{self.address[1]}"
+        """``host:port`` (``[v6]:port``), as the CLI's ``--nameserver`` and the policy take it."""
+        host, port = self.address
+        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
     def __enter__(self) -> HostileServer:
         for thread in self._threads:
