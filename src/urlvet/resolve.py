@@ -447,7 +447,8 @@ class _Lookup:
         """
         host, port = self.servers[idx]
         af = dns.inet.af_for_address(host)
-        backend = dns.asyncbackend.get_default_backend()
+        # Named, not sniffed: urlvet's lookups always run on asyncio.
+        backend = dns.asyncbackend.get_backend("asyncio")
         try:
             # Connected: the kernel delivers only datagrams from the server, and reports ICMP
             # port-unreachable as ConnectionRefusedError, so a dead port fails fast.
@@ -488,7 +489,13 @@ class _Lookup:
         )
         try:
             async with asyncio.timeout(remaining):
-                answer = await dns.asyncquery.tcp(track.query, host, remaining, port)
+                answer = await dns.asyncquery.tcp(
+                    track.query,
+                    host,
+                    remaining,
+                    port,
+                    backend=dns.asyncbackend.get_backend("asyncio"),
+                )
         except (TimeoutError, dns.exception.Timeout):
             self._server_failed(track, idx, "timeout", "did not answer over TCP in time")
             return None
