@@ -34,6 +34,7 @@ from support.hostile import (
     query_id,
     query_type,
     question_of,
+    reserved_label_type,
     response,
 )
 from urlvet import Decision, Policy, Vetter
@@ -179,11 +180,14 @@ def test_pointer_chain_is_refused_long_before_the_deadline(lookup: Mode) -> None
 
 
 @MODES
-def test_pointer_loop_is_refused(lookup: Mode) -> None:
-    with HostileServer(a_only(lambda q: [(0.0, pointer_loop(q))])) as server:
+@pytest.mark.parametrize("packet", [pointer_loop, reserved_label_type], ids=["loop", "label-64"])
+def test_unreadable_owner_name_is_refused(lookup: Mode, packet: Callable[[bytes], bytes]) -> None:
+    with HostileServer(a_only(lambda q: [(0.0, packet(q))])) as server:
         res = lookup(resolver_for(server), NAME)
-    assert res.status == "error"
-    assert "malformed" in res.detail
+        assert res.status == "error"
+        assert "malformed" in res.detail
+        assert res.addresses == ()
+        assert verdict_of(server) is not Decision.ALLOW
 
 
 @MODES

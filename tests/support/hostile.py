@@ -133,6 +133,14 @@ def pointer_loop(query: bytes) -> bytes:
     return header(qid, an=1) + q + record(owner, A, bytes((10, 0, 0, 5)))
 
 
+def reserved_label_type(query: bytes) -> bytes:
+    """A response whose answer's owner starts with a label of the reserved type 0b01 (a
+    length byte of 0x40: neither a label of at most 63 bytes nor a pointer)."""
+    qid = query_id(query)
+    q = question_of(query)
+    return header(qid, an=1) + q + record(b"\x40" + b"a" * 64 + b"\x00", A, bytes((10, 0, 0, 5)))
+
+
 def long_cname(query: bytes, length: int = 256) -> bytes:
     """A response whose CNAME target is ``length`` bytes of wire name (DNS allows 255)."""
     qid = query_id(query)
