@@ -17,6 +17,8 @@ import sys
 import time
 from collections.abc import Callable
 
+import dns.message
+import dns.name
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -26,6 +28,7 @@ from support.hostile import (
     HostileServer,
     TcpScript,
     UdpScript,
+    big_answer,
     framed,
     header,
     long_cname,
@@ -370,3 +373,38 @@ def test_any_answer_bytes_give_a_status_never_an_exception(records: int, tail: b
     assert res.status in STATUSES
     assert res.status != "timeout"  # the answer carried our id and question: it was read
     assert (res.status == "ok") == (res.detail == "")
+
+
+def test_answers_to_another_question_under_our_id_give_the_server_up() -> None:
+    # 65 KB of valid records each, so every one costs a full parse: a few are read, with the
+    # event loop free between two, then the server counts as failed, well before the deadline.
+    def udp(query: bytes) -> list[tuple[float, bytes]]:
+        other = dns.message.from_wire(query)
+        other.question[0].name = dns.name.from_text("other.test.")
+        # Paced: 65 KB datagrams all at once would overflow the socket's buffer in the kernel.
+        return [(0.02, big_answer(query_id(query), bytes(other.to_wire())))] * 30
+
+    async def run(resolver: Resolver) -> tuple[Resolution, float, float]:
+        gaps: list[float] = [0.0]
+
+        async def tick() -> None:
+            last = time.monotonic()
+            while True:
+                await asyncio.sleep(0.005)
+                now = time.monotonic()
+                gaps.append(now - last)
+                last = now
+
+        ticker = asyncio.create_task(tick())
+        t0 = time.monotonic()
+        res = await resolver.aresolve(NAME)
+        took = time.monotonic() - t0
+        ticker.cancel()
+        return res, took, max(gaps)
+
+    with HostileServer(a_only(udp)) as server:
+        res, took, worst_gap = asyncio.run(run(resolver_for(server, timeout=5.0)))
+    assert res.status == "error"
+    assert "answers to another question" in res.detail
+    assert took < 5.0
+    assert worst_gap < 1.0

@@ -117,6 +117,10 @@ _DEFAULT_NEGATIVE_TTL = 10
 """For a negative answer without an SOA record to take the negative TTL from."""
 _MAX_TTL = 0x7FFFFFFF
 """RFC 2181 section 8: a TTL with the top bit set is read as 0."""
+_MAX_OTHER_ANSWERS = 4
+"""Datagrams from one server carrying a query's id but answering another question (or echoing
+it) read before that server is given up for the query: each is read in full, which a hostile
+server can make cost a large packet's parse."""
 _SYNC_GRACE = 1.0
 """Seconds a synchronous caller waits past the deadline for the resolver's own event loop
 before it reports a timeout itself (that loop only overruns when the process is starved)."""
@@ -220,6 +224,7 @@ class _Track:
         "failed_servers",
         "failure",
         "negative_ttl",
+        "other_answers",
         "qname",
         "query",
         "rdtype",
@@ -241,6 +246,8 @@ class _Track:
         self.negative_ttl: int | None = None
         self.edns = True
         self.attempt = 0
+        self.other_answers: dict[int, int] = {}
+        """Server -> datagrams under the query's id that answered something else."""
         self.failed_servers: set[int] = set()
         self.qname = qname
         self.query = self.new_query(qname)
@@ -283,12 +290,9 @@ _Received = dns.message.Message | _Failure
 def _read_response(query: dns.message.Message, wire: bytes) -> _Received | None:
     """The response ``wire`` carries for ``query``; None for a packet that is not one.
 
-    A packet whose first two bytes (the id) are not the query's is dropped unread, so a flood
-    of forgeries or noise costs a comparison each. A truncated response is returned as far as
-    dnspython could read it: it is a signal to ask over TCP, never an answer.
+    A truncated response is returned as far as dnspython could read it: it is a signal to ask
+    over TCP, never an answer.
     """
-    if wire[:2] != query.id.to_bytes(2, "big"):
-        return None
     try:
         response = dns.message.from_wire(wire, raise_on_truncation=True)
     except dns.message.Truncated as exc:
@@ -463,11 +467,21 @@ class _Lookup:
                 # The socket's own form of the address: (host, port, flow, scope) for IPv6.
                 destination = dns.inet.low_level_address_tuple((host, port), af)
                 await dns.asyncquery.send_udp(sock, track.wire, destination)
+                qid = track.wire[:2]
                 while self.remaining() > 0:
                     wire, _ = await sock.recvfrom(65535, None)
-                    received = _read_response(query, wire)
-                    if received is not None:
-                        return received
+                    # Another id: noise or a forgery, dropped unread (a flood costs a compare
+                    # each). Our id: read by dnspython.
+                    if wire[:2] == qid:
+                        received = _read_response(query, wire)
+                        if received is not None:
+                            return received
+                        others = track.other_answers[idx] = track.other_answers.get(idx, 0) + 1
+                        if others >= _MAX_OTHER_ANSWERS:
+                            return _Failure(f"sent {others} answers to another question")
+                    # Queued datagrams are read without a pause otherwise: let the event
+                    # loop's other tasks run between two.
+                    await asyncio.sleep(0)
             except OSError as exc:
                 return _Failure(_exception_text(exc), unreachable=True)
             except EOFError:

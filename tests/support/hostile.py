@@ -141,6 +141,19 @@ def reserved_label_type(query: bytes) -> bytes:
     return header(qid, an=1) + q + record(b"\x40" + b"a" * 64 + b"\x00", A, bytes((10, 0, 0, 5)))
 
 
+def big_answer(qid: int, query: bytes, size: int = 65_000) -> bytes:
+    """A well-formed response of about ``size`` bytes to ``query`` under the id ``qid``: A
+    records for the question's name, each owner a pointer to it (as many as fit)."""
+    q = question_of(query)
+    body = bytearray(header(qid) + q)
+    answers = 0
+    while len(body) + 16 <= size:
+        body += record(b"\xc0\x0c", A, bytes((10, 0, answers // 256 % 256, answers % 256)))
+        answers += 1
+    body[6:8] = answers.to_bytes(2, "big")
+    return bytes(body)
+
+
 def long_cname(query: bytes, length: int = 256) -> bytes:
     """A response whose CNAME target is ``length`` bytes of wire name (DNS allows 255)."""
     qid = query_id(query)
