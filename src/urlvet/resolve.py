@@ -16,8 +16,10 @@ What a lookup does (the same for :meth:`Resolver.resolve` and :meth:`Resolver.ar
 - It sends the A and the AAAA query at once, each from a fresh UDP socket connected to the
   nameserver (a random source port per query, random query ids, and the kernel drops answers
   from any other address), and accepts only a well-formed response to the exact question.
-  A packet that is not a response to the question (wrong id, other question, noise) is read
-  only as far as its question and ignored, so a flood of them costs little and changes nothing.
+  A datagram under another id is dropped unread, so a flood of forgeries costs a comparison
+  each and changes nothing; one under the query's id is read by dnspython, and a server that
+  sends :data:`_MAX_OTHER_ANSWERS` of them answering another question is given up. The event
+  loop runs between two datagrams read.
 - A truncated UDP answer is asked again over TCP, and the TCP answer is the one used: UDP is no
   longer listened to for that query. A truncated TCP answer is an error, never an empty answer.
 - A CNAME chain is followed inside the answer; when the answer stops at a CNAME without data
