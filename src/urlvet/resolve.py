@@ -367,12 +367,16 @@ class _Lookup:
     def expire(self) -> None:
         """End every unfinished query: the deadline has passed."""
         for track in self.tracks:
-            if track.failure is not None:
-                track.finish(*track.failure)
-            track.finish(
-                "timeout",
-                f"no answer from {self._server_list()} within {self.deadline - self.start:g} s",
-            )
+            self._expire(track)
+
+    def _expire(self, track: _Track) -> None:
+        # The last failure seen, if any, says more than "no answer".
+        if track.failure is not None:
+            track.finish(*track.failure)
+        track.finish(
+            "timeout",
+            f"no answer from {self._server_list()} within {self.deadline - self.start:g} s",
+        )
 
     async def _ask(self, track: _Track) -> None:
         """Ask ``track``'s question, follow its CNAMEs, until it has an end."""
@@ -424,7 +428,7 @@ class _Lookup:
                     return None
                 wait = min(self.retry, self.remaining())
                 if wait <= 0:
-                    self.expire()
+                    self._expire(track)
                     return None
                 done, _ = await asyncio.wait(
                     tasks, timeout=wait, return_when=asyncio.FIRST_COMPLETED
