@@ -500,13 +500,8 @@ class _Lookup:
         remaining = self.remaining()
         what = "sent an answer too large for UDP and the TCP retry failed: "
         # What the deadline reports if it comes first (the lookup is then cancelled here).
-        before, track.failure = (
-            track.failure,
-            (
-                "timeout",
-                f"{self._server_text(idx)} did not answer over TCP in time",
-            ),
-        )
+        before = track.failure
+        track.failure = ("timeout", f"{self._server_text(idx)} did not answer over TCP in time")
         try:
             async with asyncio.timeout(remaining):
                 answer = await dns.asyncquery.tcp(
