@@ -531,3 +531,36 @@ def test_event_loop_without_add_reader_still_resolves(nsd: tuple[str, int]) -> N
     finally:
         loop.close()
     assert res.addresses == (PUBLIC4, "10.0.0.5")
+
+
+def test_blocking_lookup_works_inside_a_running_event_loop(nsd: tuple[str, int]) -> None:
+    # A synchronous caller inside async code (a sync vet() in a coroutine) blocks its own loop,
+    # as any blocking call does, but still gets the answer: the lookup runs on the resolver's
+    # own loop, not on the caller's.
+    resolver = Resolver([nsd], timeout=2.0)
+
+    async def inside() -> Resolution:
+        return resolver.resolve(f"mixed.{Z}")
+
+    res = asyncio.run(inside())
+    assert res.status == "ok"
+    assert res.addresses == (PUBLIC4, "10.0.0.5")
+
+
+def test_forked_child_resolves_with_a_loop_of_its_own(nsd: tuple[str, int]) -> None:
+    # An audit's pool workers are forked from a process whose resolver may already have run
+    # (and so started its thread, which the child does not inherit).
+    import multiprocessing
+
+    resolver = Resolver([nsd], timeout=2.0)
+    assert resolver.resolve(f"public.{Z}").status == "ok"
+    ctx = multiprocessing.get_context("fork")
+    results: multiprocessing.Queue[str] = ctx.Queue()
+    # Forked, not spawned: the child gets this very resolver, thread-less, as a worker would.
+    child = ctx.Process(target=lambda: results.put(resolver.resolve(f"v4only.{Z}").status))
+    child.start()
+    try:
+        assert results.get(timeout=10) == "ok"
+    finally:
+        child.join(10)
+    assert child.exitcode == 0
