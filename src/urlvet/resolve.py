@@ -39,8 +39,9 @@ How the A and AAAA results combine into one :class:`Resolution`:
 
 - ``addresses`` always holds every address either query returned, whatever the status:
   the address rules must see a private answer even when the other query failed.
-- NXDOMAIN from either query means the name does not exist: status ``nxdomain``. An NXDOMAIN
-  answer that carries addresses contradicts itself: status ``error``, addresses kept.
+- NXDOMAIN from either query means the name does not exist: status ``nxdomain``, unless the
+  other query's answer could not be used (``error``), which then wins. An NXDOMAIN answer that
+  carries addresses contradicts itself: status ``error``, addresses kept.
 - Otherwise, if either query failed, the status is that failure (``servfail``, ``refused``,
   ``error``, then ``timeout``, in that order of precedence), even when the other query
   answered: what the failed query would have returned is unknown, and an AAAA query that is
