@@ -24,7 +24,7 @@ from urlvet.checks.base import (
     clip,
     host_matches,
     internal_name_reason,
-    redirector_destination,
+    redirector_position,
     rule,
     shortest_parent_in,
 )
@@ -330,13 +330,14 @@ def onion_service(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
 def internal_target(target: ParsedURL, ctx: CheckContext) -> str | None:
     """What makes ``target`` a place inside the user's network, or None."""
     # UV210 and UV214 both ask about the URL a link carries: answered once per URL (the
-    # memo holds the target it was computed for, as the carried URLs' memo does).
+    # memo holds the href of the target it was computed for, a value, as the carried URLs'
+    # memo does: two equal targets get one answer, and two distinct ones never share it).
     memo = ctx.memo.get("internal")
-    if memo is not None and memo[0] is target:
+    if memo is not None and memo[0] == target.href:
         known: str | None = memo[1]
         return known
     what = _internal_target(target, ctx)
-    ctx.memo["internal"] = (target, what)
+    ctx.memo["internal"] = (target.href, what)
     return what
 
 
@@ -388,10 +389,11 @@ def internal_target_in_parameter(url: ParsedURL | None, ctx: CheckContext) -> It
         return
     local = ctx.server is not None and ctx.server.is_local
     # A listed redirector's destination is UV213's, which vets it in full.
-    redirect = redirector_destination(url, ctx)
-    for item in carried(url, ctx):
+    # By position: two copies of one parameter are two items, equal but both read.
+    redirect = redirector_position(url, ctx)
+    for position, item in enumerate(carried(url, ctx)):
         target = item.target
-        if item is redirect or target.scheme not in ("http", "https"):
+        if position == redirect or target.scheme not in ("http", "https"):
             continue
         if is_loopback_host(target) and (local or item.name == "redirect_uri"):
             continue

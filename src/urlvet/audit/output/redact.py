@@ -25,6 +25,8 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote
 
+from urlvet.memo import memo_size
+
 REDACTED = "REDACTED"
 
 _EXACT_NAMES = frozenset(
@@ -85,7 +87,7 @@ _TOKEN_PREFIXES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat
 _LITERAL_MIN = 4  # shorter secrets are redacted where they stand, not searched for in prose
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=memo_size(4096))
 def is_secret_name(name: str) -> bool:
     """True when a parameter (or evidence key) of this name carries a credential."""
     n = (unquote(name) if "%" in name else name).strip().lower()
