@@ -270,9 +270,11 @@ _RESERVED_TLDS = frozenset(
 # services differ in which one they answer with.
 _V4_DOTTED = re.compile(r"(?<![0-9a-z])(?=((?:\d{1,3}[.-]){3}\d{1,3})(?![0-9a-z]))")
 _V4_HEX = re.compile(r"(?<![0-9a-z])([0-9a-f]{8})(?![0-9a-z])")
-_V6_DASHED = re.compile(
-    r"(?<![^.])([0-9a-f-]*--[0-9a-f-]*|(?:[0-9a-f]{1,4}-){7}[0-9a-f]{1,4})(?![^.])"
-)
+# An IPv6 address written with '-' for ':' is a whole label: ``--`` for the '::', or eight
+# groups. Read label by label: as one pattern (``[0-9a-f-]*--[0-9a-f-]*``) a long run of '-'
+# cost its length squared, the pattern trying every place to split it at.
+_V6_GROUPS = re.compile(r"(?:[0-9a-f]{1,4}-){7}[0-9a-f]{1,4}")
+_V6_LABEL_CHARACTERS = frozenset("0123456789abcdef-")
 
 
 def embedded_addresses(label_part: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
@@ -286,9 +288,13 @@ def embedded_addresses(label_part: str) -> list[ipaddress.IPv4Address | ipaddres
                 found.append(address)
     for m in _V4_HEX.finditer(label_part):
         found.append(ipaddress.IPv4Address(int(m.group(1), 16)))
-    for m in _V6_DASHED.finditer(label_part):
+    for label in label_part.split("."):
+        if not label or not _V6_LABEL_CHARACTERS.issuperset(label):
+            continue
+        if "--" not in label and _V6_GROUPS.fullmatch(label) is None:
+            continue
         try:
-            found.append(ipaddress.IPv6Address(m.group(1).replace("-", ":")))
+            found.append(ipaddress.IPv6Address(label.replace("-", ":")))
         except ValueError:
             continue
     return found
