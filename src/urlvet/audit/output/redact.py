@@ -189,10 +189,58 @@ def redact(text: str, secrets: set[str] | frozenset[str] = frozenset()) -> str:
         out = _masked_passwords(out)
         out = _USERNAME.sub(_username_sub, out)
     if secrets:
-        for secret in sorted(secrets, key=len, reverse=True):
-            if len(secret) >= _LITERAL_MIN and secret in out:
-                out = out.replace(secret, REDACTED)
+        literal = [secret for secret in secrets if len(secret) >= _LITERAL_MIN]
+        if len(literal) <= FEW_SECRETS:
+            for secret in sorted(literal, key=len, reverse=True):
+                if secret in out:
+                    out = out.replace(secret, REDACTED)
+        else:
+            out = _mask_many(out, literal)
     return out
+
+
+FEW_SECRETS = 8
+"""Up to this many secrets, each is replaced in turn (a pass over the text each); more are
+found in one pass (:func:`_mask_many`): a URL of thousands of credential parameters made one
+pass each cost the text's length times their number."""
+LITERAL_SEARCH_BUDGET = 32
+"""Characters compared per character of the text while :func:`_mask_many` looks for many
+secrets; past it the whole text is masked (hostile input: it never leaks a secret)."""
+
+
+def _mask_many(text: str, secrets: list[str]) -> str:
+    """``text`` with every place any of ``secrets`` covers masked, each stretch of covered
+    text once with :data:`REDACTED`, in one pass: the secrets are looked up by their first
+    :data:`_LITERAL_MIN` characters, longest first. Masking the union rather than one
+    secret after another keeps two overlapping secrets from leaving part of one readable."""
+    buckets: dict[str, list[str]] = {}
+    for secret in sorted(secrets, key=len, reverse=True):
+        buckets.setdefault(secret[:_LITERAL_MIN], []).append(secret)
+    budget = LITERAL_SEARCH_BUDGET * len(text) + 4096
+    covered: list[list[int]] = []  # stretches [start, end), merged where they touch
+    get = buckets.get
+    for i in range(len(text) - _LITERAL_MIN + 1):
+        bucket = get(text[i : i + _LITERAL_MIN])
+        if bucket is None:
+            continue
+        for secret in bucket:
+            budget -= len(secret)
+            if text.startswith(secret, i):
+                end = i + len(secret)
+                if covered and i <= covered[-1][1]:
+                    covered[-1][1] = max(covered[-1][1], end)
+                else:
+                    covered.append([i, end])
+                break
+        if budget < 0:
+            return REDACTED
+    parts: list[str] = []
+    done = 0
+    for start, end in covered:
+        parts += (text[done:start], REDACTED)
+        done = end
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 def redact_data(value: Any, secrets: set[str] | frozenset[str], key: str = "") -> Any:
