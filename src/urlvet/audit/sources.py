@@ -120,7 +120,7 @@ class Diagnostic:
     """1-based column in code points, when known."""
     code: str
     """A stable identifier: unreadable, binary-file, utf16-file, line-too-long, invalid-utf8,
-    nul-byte, invalid-server (errors); malformed-mcp (a warning: its URLs are vetted)."""
+    nul-byte, json-too-deep, invalid-server (errors); malformed-mcp (a warning: its URLs are vetted)."""
     message: str
     """What was skipped and why, for a person."""
     level: DiagnosticLevel = "error"
@@ -718,6 +718,9 @@ class Reader:
             except ValueError:
                 yield from self._text(((lineno, text),), name, self.options.server, "text")
                 continue
+            except RecursionError:
+                yield Diagnostic(name, lineno, None, "json-too-deep", _TOO_DEEP)
+                continue
             server = self.options.server
             if self._field is not None:
                 value = _dotted(obj, self._field)
@@ -743,7 +746,12 @@ class Reader:
                 continue
             from urlvet.mcp.wire import url_requests  # the one MCP parser, lenient mode
 
-            for message in messages_in_line(obj):
+            try:
+                messages = list(messages_in_line(obj))
+            except RecursionError:  # a log record's message held as nested JSON text
+                yield Diagnostic(name, lineno, None, "json-too-deep", _TOO_DEEP)
+                continue
+            for message in messages:
                 found = url_requests(message)
                 for problem in found.problems:
                     yield Diagnostic(name, lineno, None, "malformed-mcp", problem, "warning")
@@ -832,6 +840,10 @@ def _url_values(line: str) -> dict[str, list[tuple[int, int]]]:
     return values
 
 
+_TOO_DEEP = (
+    "JSON nested deeper than the parser follows (thousands of levels): no MCP message is; "
+    "line skipped"
+)
 _URL_KEY = re.compile(r'"url"\s*+:\s*+"')
 _JSON_STRING_END = re.compile(r'(?<!\\)(?:\\\\)*+"')
 
