@@ -836,6 +836,8 @@ def audit_cmd(
     from urlvet.server import as_server
 
     policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
+    if server_name and not server:
+        server = "stdio"  # as for `check`: a server named with no URL is a stdio server
     if server:
         try:
             as_server(server, name=server_name)

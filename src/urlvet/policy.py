@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import re
 import tomllib
 from collections.abc import Mapping
@@ -902,7 +903,9 @@ def _with_feed_paths(source: _Source, path: Path) -> dict[str, Any]:
             if written is None:
                 items.append(item)  # the model reports what is wrong with it
                 continue
-            full = path.parent / written
+            # Absolute: the policy travels to pool and Spark workers, whose working
+            # directory need not be the one the policy was named from.
+            full = Path(os.path.abspath(path.parent / written))
             if not full.is_file():
                 line = source.lines.get((section, key, str(i)), 1)
                 raise PolicyError(f"{path}:{line}: {section}.{key}: no such feed file {written!r}")
@@ -920,7 +923,7 @@ def _anchor_paths(data: dict[str, Any], path: Path) -> None:
     if isinstance(tls, dict) and isinstance(tls.get("ca_file"), str):
         ca_file = Path(tls["ca_file"]).expanduser()
         if not ca_file.is_absolute():
-            data["tls"] = {**tls, "ca_file": str(path.parent / ca_file)}
+            data["tls"] = {**tls, "ca_file": os.path.abspath(path.parent / ca_file)}
 
 
 def read_policy_source(path: Path) -> _Source:
