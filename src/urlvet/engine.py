@@ -209,7 +209,8 @@ class Vetter:
         """A Vetter for ``policy`` (the default policy when None).
 
         ``host_cache_size``: how many (host, server) pairs to keep the per-host findings of
-        (see :attr:`urlvet.checks.base.Rule.per_host`); 0 runs every rule on every URL.
+        (see :attr:`urlvet.checks.base.Rule.per_host`); 0 runs every rule on every URL, and
+        so does every Vetter when ``URLVET_MEMOS=off`` (see :mod:`urlvet.memo`).
         """
         chosen = policy if policy is not None else Policy()
         compiled = chosen.compiled
