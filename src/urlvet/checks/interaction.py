@@ -60,7 +60,7 @@ def _form_rule(code: str, name: str, severity: Severity, cwe: int) -> Callable[[
 
         check.__doc__ = fn.__doc__
         check.__name__ = fn.__name__
-        rule(code, name, severity, kind="form", cwe=cwe)(check)
+        rule(code, name, severity, kind="interaction", cwe=cwe)(check)
         return fn
 
     return register

@@ -109,7 +109,7 @@ def form_verdict(
     form: FormRequest, compiled: CompiledPolicy, server: Server | None, text: str
 ) -> Verdict:
     """The verdict of the policy's selected form rules on ``form`` (``text`` is its url)."""
-    selected = {r.code: r for r in compiled.rules if r.kind == "form"}
+    selected = {r.code: r for r in compiled.rules if r.kind == "interaction"}
     findings = []
     for code, hit in form_hits(form):
         found = selected.get(code)
