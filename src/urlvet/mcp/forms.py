@@ -23,12 +23,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from urlvet.checks.interaction import FormRequest, form_hits, read_form
 from urlvet.findings import Decision, Finding, Verdict
 from urlvet.server import Server, as_server
 
 if TYPE_CHECKING:
     from urlvet.engine import Vetter
+    from urlvet.mcp.answers import HookAnswer
     from urlvet.policy import CompiledPolicy
 
 FORM_SHAPE = "elicitation/create:form"
@@ -161,19 +164,83 @@ def vet_forms(
         yield found, vet_form(vetter, found.requested_schema, found.message, srv)
 
 
-def worst(verdicts: Iterator[Verdict] | list[Verdict]) -> Decision | None:
-    """The most serious decision of ``verdicts`` (None when there are none)."""
-    return max((v.decision for v in verdicts), key=lambda d: d.rank, default=None)
+class VettedForm(BaseModel):
+    """One form-mode elicitation a server sent, with its verdict and what a block sends."""
+
+    model_config = ConfigDict(frozen=True)
+
+    protocol: FormEra = Field(description="The protocol revision the form came in.")
+    key: str | None = Field(
+        description="The inputRequests key (2026-07-28); None for an elicitation/create request."
+    )
+    message: str | None = Field(description="The server's message shown with the form.")
+    verdict: Verdict = Field(
+        description="urlvet's verdict on what the form asks for; its url is the form's "
+        "requestedSchema as compact JSON."
+    )
+    answer: Literal["decline", "pass-through"] = Field(
+        description="decline when blocked; else the client's own form handler answers it."
+    )
+    on_decline: dict[str, Any] = Field(
+        description="The ElicitResult that declines it ({action: decline})."
+    )
+
+
+def with_forms(
+    answer: HookAnswer, message: Any, vetter: Vetter, server: Server | None
+) -> HookAnswer:
+    """``answer`` (the hook's answer on the URLs of ``message``) with the verdicts on its forms
+    added: a blocked form is declined in ``response`` (2025-11-25: the whole response;
+    2026-07-28: its ``inputResponses`` key, and it leaves ``pending``), and ``decision`` is the
+    worst over URLs and forms."""
+    from urlvet.mcp.answers import elicit_result, rpc_result
+
+    vetted = []
+    for found, verdict in vet_forms(vetter, message, server):
+        blocked = verdict.decision is Decision.BLOCK
+        vetted.append(
+            VettedForm(
+                protocol=found.protocol,
+                key=found.key,
+                message=found.message if isinstance(found.message, str) else None,
+                verdict=verdict,
+                answer="decline" if blocked else "pass-through",
+                on_decline=elicit_result("decline"),
+            )
+        )
+    if not vetted:
+        return answer
+    update: dict[str, Any] = {"forms": tuple(vetted)}
+    decisions = [f.verdict.decision for f in vetted]
+    update["decision"] = worst([*decisions, *([answer.decision] if answer.decision else [])])
+    declined = [f for f in vetted if f.answer == "decline"]
+    if declined and answer.shape == "other" and answer.id is not None:
+        update["response"] = rpc_result(answer.id, elicit_result("decline"))
+    elif declined and answer.shape == "input_required":
+        response = dict(answer.response or {})
+        responses = dict(response.get("inputResponses", {}))
+        responses.update({f.key: f.on_decline for f in declined if f.key is not None})
+        response["inputResponses"] = responses
+        update["response"] = response
+        update["pending"] = tuple(k for k in answer.pending if k not in responses)
+    return answer.model_copy(update=update)
+
+
+def worst(decisions: list[Decision]) -> Decision | None:
+    """The most serious of ``decisions`` (None when there are none)."""
+    return max(decisions, key=lambda d: d.rank, default=None)
 
 
 __all__ = [
     "FORM_SHAPE",
     "FormEra",
     "FoundForm",
+    "VettedForm",
     "form_elicitations",
     "form_text",
     "form_verdict",
     "vet_form",
     "vet_forms",
+    "with_forms",
     "worst",
 ]
