@@ -269,6 +269,28 @@ class FormRequest:
     """Why the requested schema could not be read (then ``fields`` may be incomplete)."""
 
 
+class FormText(str):
+    """A form's ``requestedSchema`` as compact JSON text (:func:`form_text`), where an audit
+    keeps a URL: in its keys, beside URLs, and sent to its workers.
+
+    Never equal to a plain string, so that a URL spelt like a form (or a form like a URL)
+    never shares a verdict with it."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is FormText and str.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash((FormText, str(self)))
+
+    def __reduce__(self) -> tuple[type[FormText], tuple[str]]:
+        return FormText, (str(self),)
+
+
 class _Unreadable(Exception):
     pass
 
@@ -282,6 +304,8 @@ def read_form(requested_schema: Any, message: Any = None) -> FormRequest:
     text = message if isinstance(message, str) else None
     problem = None if message is None or isinstance(message, str) else "the message is not text"
     fields: list[FormField] = []
+    if requested_schema is None:  # no schema: a form with nothing to type in
+        return FormRequest(text, (), problem)
     try:
         if not isinstance(requested_schema, dict):
             raise _Unreadable("the requestedSchema is not an object")

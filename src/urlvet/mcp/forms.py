@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from urlvet.checks.interaction import FormRequest, form_hits, read_form
+from urlvet.checks.interaction import FormRequest, FormText, form_hits, read_form
 from urlvet.findings import Decision, Finding, Verdict
 from urlvet.server import Server, as_server
 
@@ -164,6 +164,25 @@ def vet_forms(
         yield found, vet_form(vetter, found.requested_schema, found.message, srv)
 
 
+def forms_for_audit(message: Any) -> list[tuple[FormText, str | None]]:
+    """Each form in a logged message, as an audit keeps it: its text and its message."""
+    return [
+        (FormText(form_text(f.requested_schema)), f.message if isinstance(f.message, str) else None)
+        for f in form_elicitations(message)
+        if f.requested_schema is not None  # a form with no schema asks for nothing
+    ]
+
+
+def vet_form_text(vetter: Vetter, text: str, message: str | None, server: Server | None) -> Verdict:
+    """The verdict on a form kept as :class:`FormText` (its JSON read back)."""
+    try:
+        schema: Any = json.loads(text)
+    except (ValueError, RecursionError):
+        schema = text  # not an object: the form rules report it as unreadable
+    form = read_form(schema, message)
+    return form_verdict(form, vetter.compiled, server, str(text))
+
+
 class VettedForm(BaseModel):
     """One form-mode elicitation a server sent, with its verdict and what a block sends."""
 
@@ -234,12 +253,15 @@ def worst(decisions: list[Decision]) -> Decision | None:
 __all__ = [
     "FORM_SHAPE",
     "FormEra",
+    "FormText",
     "FoundForm",
     "VettedForm",
     "form_elicitations",
     "form_text",
     "form_verdict",
+    "forms_for_audit",
     "vet_form",
+    "vet_form_text",
     "vet_forms",
     "with_forms",
     "worst",
