@@ -34,7 +34,7 @@ NO_FIRING_CASE = {
 NOT_ABOUT_URLS = dict.fromkeys(
     ("UV701", "UV702", "UV703", "UV704", "UV705", "UV706", "UV710"),
     "the interaction rules read a form or the client's capabilities, never a URL: "
-    "tests/mcp/test_interaction_lint.py has their firing and not-firing tables",
+    "tests/checks/test_interaction.py and tests/test_mcp_interaction.py have their tables",
 )
 
 

@@ -392,6 +392,7 @@ _VOCABULARY: dict[FormCode, tuple[str, ...]] = {
         "authorization code",
         "sms code",
         "login code",
+        "digit code",
         "access code",
         "security answer",
         "secret answer",
@@ -516,7 +517,7 @@ _NOT_ASKING = _word_set(
 )
 PROSE_WINDOW = 4
 """How many words before a secret's name are read for whether the text asks for it."""
-LABEL_WORDS = 4
+LABEL_WORDS = 8
 """A title of more words than this is read as prose, a shorter one as a label."""
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -610,16 +611,13 @@ def _match_at(tokens: list[str], i: int, prose: bool) -> tuple[SecretWord, int] 
         before = tokens[i - 1] if i else None
         if following in _CONTINUATIONS or before in _NOT_AFTER.get(phrase[-1], ()):
             return None
-        if prose and not _asks(tokens[max(0, i - PROSE_WINDOW) : i]):
+        before_words = tokens[max(0, i - PROSE_WINDOW) : i]
+        if any(w in _NOT_ASKING for w in before_words):
+            return None  # "we will send a verification code", "never share your password"
+        if prose and not any(w in _ASKING for w in before_words):
             return None
         return SecretWord(code, " ".join(phrase)), size
     return None
-
-
-def _asks(before: list[str]) -> bool:
-    if any(w in _NOT_ASKING for w in before):
-        return False
-    return any(w in _ASKING for w in before)
 
 
 # -- the one analysis of a form ------------------------------------------------------------------
