@@ -12,6 +12,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from support import OFFLINE, offline
 from urlvet.checks.interaction import read_form, secret_words, words
@@ -227,3 +229,33 @@ def test_a_lone_surrogate_in_a_form_is_judged_not_raised() -> None:
     verdict = vet_form(OFFLINE, _schema(**{"pass\udfffword": S}), "x\udfff")
     assert verdict.decision in (Decision.ALLOW, Decision.BLOCK, Decision.WARN)
     verdict.model_dump_json()  # the verdict can be written out
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=30,
+)
+_FIELD_NAMES = st.sampled_from(
+    ["password", "api_key", "name", "cvv", "token_count", "x", "Pass word", "ssn", "hint"]
+)
+_FIELDS = st.dictionaries(
+    _FIELD_NAMES | st.text(max_size=12),
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["string", "integer", "boolean"])},
+        optional={"title": st.text(max_size=30), "description": st.text(max_size=60)},
+    ),
+    max_size=6,
+)
+
+
+@settings(max_examples=300, deadline=None, database=None, derandomize=True)
+@given(
+    schema=_JSON | _FIELDS.map(lambda p: {"type": "object", "properties": p}),
+    message=st.none() | st.text(max_size=80) | _JSON,
+)
+def test_vet_form_never_raises_and_is_deterministic(schema: Any, message: Any) -> None:
+    first = vet_form(OFFLINE, schema, message)
+    assert first == vet_form(OFFLINE, schema, message)
+    assert first.decision is OFFLINE.compiled.decide([f.severity for f in first.findings])
+    first.model_dump_json()
