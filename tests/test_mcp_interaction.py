@@ -430,3 +430,36 @@ def test_form_elicitations_finds_both_eras() -> None:
         ("2026-07-28", "github_login"),
     ]
     assert vet_form(OFFLINE, found[1].requested_schema).codes == ("UV701",)
+
+
+# -- the Python SDK adapter -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_guard_elicitation_declines_a_password_form_and_passes_an_innocent_one(
+    mode: str,
+) -> None:
+    from mcp import Client
+
+    from support import mcp_server
+    from urlvet.mcp import guard_elicitation
+
+    seen: list[Any] = []
+
+    async def inner(context: Any, params: Any) -> Any:
+        from mcp.types import ElicitResult
+
+        seen.append(params)
+        fields = params.requested_schema.get("properties", {})
+        return ElicitResult(action="accept", content=dict.fromkeys(fields, "Ada"))
+
+    async def consent_ui(summary: Any, params: Any) -> str:
+        return "accept"
+
+    guard = guard_elicitation(consent_ui, OFFLINE, server="stdio", inner=inner)
+    async with Client(mcp_server.server, mode=mode, elicitation_callback=guard) as client:
+        declined = await client.call_tool("sign_in", {})
+        greeted = await client.call_tool("greet", {})
+    assert declined.content[0].text == "sign_in:decline"  # type: ignore[union-attr]
+    assert greeted.content[0].text == "hello Ada"  # type: ignore[union-attr]
+    assert [sorted(p.requested_schema["properties"]) for p in seen] == [["name"]]
