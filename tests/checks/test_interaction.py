@@ -50,6 +50,7 @@ SECRET_FORMS: list[tuple[str, dict[str, Any], str | None, set[str]]] = [
         {"UV701"},
     ),
     ("2fa", _schema(twoFactorCode=S, mfa_code=S), None, {"UV701"}),
+    ("abbreviations", _schema(db_pass=S, smtpPw=S, user_pwd=S), None, {"UV701"}),
     ("api key snake", _schema(api_key=S), None, {"UV702"}),
     ("api key camel", _schema(apiKey={**S, "title": "OpenAI API key"}), None, {"UV702"}),
     ("API Key title", _schema(key={**S, "title": "API Key"}), None, {"UV702"}),
@@ -108,6 +109,7 @@ INNOCENT_FORMS: list[tuple[str, dict[str, Any], str | None]] = [
     ("token expiry", _schema(token_expiry={**S, "format": "date-time"}), None),
     ("pin length", _schema(pin_length={"type": "integer"}), None),
     ("map pin", _schema(map_pin=S), None),
+    ("working directory and a pass", _schema(pwd=S, pass_={**S, "title": "Boarding pass"}), None),
     ("otp switch", _schema(otp_enabled={"type": "boolean", "title": "Use a one-time code"}), None),
     (
         "password policy choice",
@@ -125,6 +127,8 @@ INNOCENT_FORMS: list[tuple[str, dict[str, Any], str | None]] = [
     ("issue key", _schema(issue_key={**S, "title": "Jira issue key"}), None),
     ("random seed", _schema(seed={"type": "integer", "title": "Random seed"}), None),
     ("secret question", _schema(secret_question=S), None),
+    ("secret santa", _schema(gift={**S, "title": "Secret Santa name"}, secret_scanning=S), None),
+    ("secret manager", _schema(secret_name=S, secret_version=S, secret_path=S), None),
     (
         "card holder",
         _schema(card_holder_name=S, card_brand=S, payment_amount={"type": "number"}),

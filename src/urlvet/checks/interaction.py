@@ -402,6 +402,9 @@ _VOCABULARY: dict[FormCode, tuple[str, ...]] = {
         "mot de passe",
         "senha",
         "wachtwoord",
+        "pass",
+        "pw",
+        "pwd",
     ),
     "UV702": (
         "api key",
@@ -494,9 +497,18 @@ _CONTINUATIONS = _word_set(
     budget price cost balance amount symbol address contract standard decimals supply ticker
     holder brand issuer network method methods provider status scope scopes permission
     permissions description title help tip tips visible visibility display prompt prompts
-    rotation created lifetime ttl issued prefix suffix"""
+    rotation created lifetime ttl issued prefix suffix santa scanning scan scanner detection
+    sharing store storage version versions path paths engine mount backend service services
+    level levels group groups reference ref arn location names list"""
 )
 # Words before a secret's name that make it something else: a `map_pin`, `max_tokens`.
+# Abbreviations that name a password only after what it opens: `db_pass`, `smtp_pw`, `user_pwd`
+# (a bare `pass` is a boarding pass or a verdict, `pwd` a working directory).
+_ONLY_AFTER_QUALIFIER = frozenset({("pass",), ("pw",), ("pwd",)})
+_QUALIFIERS = _word_set(
+    """db database smtp imap pop ftp sftp ssh user admin root login account wifi email mail vpn
+    proxy redis mysql postgres pg ldap app master my"""
+)
 _NOT_AFTER: dict[str, frozenset[str]] = {
     "pin": frozenset({"map", "location", "drop", "gps", "board"}),
     "token": _word_set(
@@ -610,6 +622,8 @@ def _match_at(tokens: list[str], i: int, prose: bool) -> tuple[SecretWord, int] 
         following = tokens[i + size] if i + size < len(tokens) else None
         before = tokens[i - 1] if i else None
         if following in _CONTINUATIONS or before in _NOT_AFTER.get(phrase[-1], ()):
+            return None
+        if phrase in _ONLY_AFTER_QUALIFIER and before not in _QUALIFIERS:
             return None
         before_words = tokens[max(0, i - PROSE_WINDOW) : i]
         if any(w in _NOT_ASKING for w in before_words):
