@@ -76,7 +76,9 @@ def password_in_form() -> None:
     PIN, a one-time or verification code (OTP, 2FA, MFA, SMS code) or the answer to a security
     question. Names are read in every spelling (`new_password`, `newPassword`, `NEW-PASSWORD`,
     `Pass word`, a Cyrillic `а` in `Pаssword`) and in a few languages (`Passwort`, `contraseña`,
-    `mot de passe`, `senha`). Only a field whose subject is the secret counts:
+    `mot de passe`, `senha`), and the abbreviations `pass`, `pw` and `pwd` after what they open
+    (`db_pass`, `smtp_pw`, `user_pwd`; a bare `pwd` is a working directory). Only a field whose
+    subject is the secret counts:
     `password_hint`, `password_reset_email`, `pin_length` and `otp_enabled` ask for something
     else. A `format` of `password` (as OpenAPI writes it) counts too.
 
