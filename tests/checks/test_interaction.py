@@ -56,6 +56,8 @@ SECRET_FORMS: list[tuple[str, dict[str, Any], str | None, set[str]]] = [
     ("API Key title", _schema(key={**S, "title": "API Key"}), None, {"UV702"}),
     ("x-api-key header", _schema(**{"x-api-key": S}), None, {"UV702"}),
     ("glued upper case", _schema(APIKEY=S), None, {"UV702"}),
+    ("bare token", _schema(token=S), None, {"UV702"}),
+    ("password titled otherwise", _schema(password={**S, "title": "Choose one"}), None, {"UV701"}),
     (
         "github token",
         _schema(token={**S, "title": "GitHub personal access token"}),
@@ -127,6 +129,7 @@ INNOCENT_FORMS: list[tuple[str, dict[str, Any], str | None]] = [
     ("issue key", _schema(issue_key={**S, "title": "Jira issue key"}), None),
     ("random seed", _schema(seed={"type": "integer", "title": "Random seed"}), None),
     ("secret question", _schema(secret_question=S), None),
+    ("a token that is a ticker", _schema(token={**S, "title": "Token symbol"}), None),
     ("secret santa", _schema(gift={**S, "title": "Secret Santa name"}, secret_scanning=S), None),
     ("secret manager", _schema(secret_name=S, secret_version=S, secret_path=S), None),
     (

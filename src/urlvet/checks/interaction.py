@@ -646,12 +646,20 @@ _WHAT: dict[FormCode, str] = {
 }
 
 
+# Words that name a secret only when nothing says otherwise: a field named `token` titled
+# `Token symbol` asks for a ticker, and a person types what the title asks for.
+_AMBIGUOUS_NAMES = frozenset({"token", "secret", "pin", "bearer", "credential", "credentials"})
+
+
 def _field_secrets(f: FormField) -> list[tuple[str, SecretWord]]:
     """(where, word) for each name of a secret a field asks for."""
     out = [("name", w) for w in secret_words(f.name, prose=False)]
     if f.title:
         prose = len(words(f.title)) > LABEL_WORDS
-        out += [("title", w) for w in secret_words(f.title, prose=prose)]
+        titled = [("title", w) for w in secret_words(f.title, prose=prose)]
+        if not titled:
+            out = [(where, w) for where, w in out if w.phrase not in _AMBIGUOUS_NAMES]
+        out += titled
     if f.description:
         out += [("description", w) for w in secret_words(f.description, prose=True)]
     if f.format and f.format.strip().lower() == "password":
