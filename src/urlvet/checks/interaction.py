@@ -362,130 +362,39 @@ def _word_set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+def _phrase_list(text: str) -> tuple[str, ...]:
+    return tuple(" ".join(p.split()) for p in text.split(","))
+
+
 # -- the vocabulary of secrets -------------------------------------------------------------------
 
 _VOCABULARY: dict[FormCode, tuple[str, ...]] = {
-    "UV701": (
-        "password",
-        "passwd",
-        "passphrase",
-        "pass phrase",
-        "passcode",
-        "pass code",
-        "pin",
-        "pin code",
-        "pin number",
-        "otp",
-        "totp",
-        "hotp",
-        "one time code",
-        "one time password",
-        "one time pin",
-        "one time passcode",
-        "verification code",
-        "security code",
-        "2fa",
-        "2fa code",
-        "mfa",
-        "mfa code",
-        "two factor code",
-        "authenticator code",
-        "auth code",
-        "authorization code",
-        "sms code",
-        "login code",
-        "digit code",
-        "access code",
-        "security answer",
-        "secret answer",
-        "passwort",
-        "kennwort",
-        "contrasena",
-        "mot de passe",
-        "senha",
-        "wachtwoord",
-        "pass",
-        "pw",
-        "pwd",
+    "UV701": _phrase_list(
+        """password, passwd, passphrase, pass phrase, passcode, pass code, pin, pin code, pin
+        number, otp, totp, hotp, one time code, one time password, one time pin, one time
+        passcode, verification code, security code, 2fa, 2fa code, mfa, mfa code, two factor
+        code, authenticator code, auth code, authorization code, sms code, login code, digit
+        code, access code, security answer, secret answer, passwort, kennwort, contrasena, mot
+        de passe, senha, wachtwoord, pass, pw, pwd"""
     ),
-    "UV702": (
-        "api key",
-        "access key",
-        "secret key",
-        "private key",
-        "signing key",
-        "ssh key",
-        "encryption key",
-        "master key",
-        "auth key",
-        "secret",
-        "client secret",
-        "app secret",
-        "token",
-        "access token",
-        "api token",
-        "refresh token",
-        "bearer token",
-        "auth token",
-        "id token",
-        "session token",
-        "personal access token",
-        "pat token",
-        "bearer",
-        "credential",
-        "credentials",
-        "session cookie",
-        "auth cookie",
-        "connection string",
-        "seed phrase",
-        "seed words",
-        "recovery phrase",
-        "recovery words",
-        "secret phrase",
-        "mnemonic",
-        "mnemonic phrase",
-        "wallet seed",
+    "UV702": _phrase_list(
+        """api key, access key, secret key, private key, signing key, ssh key, encryption key,
+        master key, auth key, secret, client secret, app secret, token, access token, api token,
+        refresh token, bearer token, auth token, id token, session token, personal access token,
+        pat token, bearer, credential, credentials, session cookie, auth cookie, connection
+        string, seed phrase, seed words, recovery phrase, recovery words, secret phrase,
+        mnemonic, mnemonic phrase, wallet seed"""
     ),
-    "UV703": (
-        "card number",
-        "credit card",
-        "credit card number",
-        "debit card",
-        "debit card number",
-        "cc number",
-        "cc num",
-        "ccnum",
-        "cvv",
-        "cvc",
-        "csc",
-        "cvn",
-        "card verification",
-        "card verification code",
-        "card verification value",
-        "card security code",
-        "card code",
-        "iban",
-        "bank account",
-        "bank account number",
-        "routing number",
-        "sort code",
-        "aba number",
+    "UV703": _phrase_list(
+        """card number, credit card, credit card number, debit card, debit card number, cc number,
+        cc num, ccnum, cvv, cvc, csc, cvn, card verification, card verification code, card
+        verification value, card security code, card code, iban, bank account, bank account
+        number, routing number, sort code, aba number"""
     ),
-    "UV704": (
-        "ssn",
-        "social security",
-        "social security number",
-        "social insurance number",
-        "national insurance number",
-        "nino",
-        "national id",
-        "national id number",
-        "national identity number",
-        "taxpayer id",
-        "taxpayer identification number",
-        "tax id",
-        "itin",
-        "passport number",
+    "UV704": _phrase_list(
+        """ssn, social security, social security number, social insurance number, national
+        insurance number, nino, national id, national id number, national identity number,
+        taxpayer id, taxpayer identification number, tax id, itin, passport number"""
     ),
 }
 
