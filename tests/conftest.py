@@ -13,6 +13,11 @@ import tempfile
 os.environ["URLVET_NAMESERVERS"] = "127.0.0.1:1"
 # Compiled feeds go to a directory of this run, never to the user's cache.
 os.environ["URLVET_CACHE_DIR"] = tempfile.mkdtemp(prefix="urlvet-test-cache-")
+# The shipped HSTS preload list ages with the calendar: the warning about it has its own tests
+# (tests/test_config.py), and would otherwise land in every command's stderr that tests read.
+os.environ["URLVET_NO_HSTS_AGE_WARNING"] = "1"
+# A policy named in the environment running the tests must not change what they vet.
+os.environ.pop("URLVET_POLICY", None)
 
 
 # --- DNS servers on loopback (tests/support/dnsserver.py) ---------------------------------------------

@@ -286,5 +286,5 @@ def test_pre_commit_entries_run_as_pre_commit_runs_them(in_tmp: Path) -> None:
     assert CliRunner().invoke(main, [*entry, "urls.txt"]).exit_code == 0
     assert CliRunner().invoke(main, [*entry, "urls.txt", "more-urls.txt"]).exit_code == 1
     policy_entry = h["urlvet-policy"]["entry"].split()[1:]
-    result = CliRunner().invoke(main, [*policy_entry, str(ROOT / "rules" / "strict.yaml")])
+    result = CliRunner().invoke(main, [*policy_entry, "strict"])
     assert result.exit_code == 0

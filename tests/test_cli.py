@@ -216,8 +216,10 @@ def test_rule_lists_and_explains() -> None:
 
 
 def test_policy_check_and_schema(tmp_path: Path) -> None:
-    rules = Path(__file__).resolve().parents[1] / "rules"
-    code, out, _ = run("policy", "check", str(rules / "default.yaml"), str(rules / "strict.yaml"))
+    policies = Path(__file__).resolve().parents[1] / "src" / "urlvet" / "policies"
+    code, out, _ = run(
+        "policy", "check", str(policies / "default.yaml"), str(policies / "strict.yaml")
+    )
     assert code == 0
     assert out.count(": ok") == 2
     bad = tmp_path / "bad.yaml"

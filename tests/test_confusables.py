@@ -5,19 +5,17 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from support.corpora import CORPORA
 from urlvet import confusables
 from urlvet.confusables import RestrictionLevel, display_safety, skeleton, skeletons
 from urlvet.lookalike import LookalikeIndex, build_index, default_index
 from urlvet.url import parse
-
-CORPORA = (Path(__file__).parents[1] / "../shared/corpora").resolve()
 
 # Chromium's TEST top-domain list (components/url_formatter/spoof_checks/top_domains/
 # idn_test_domains.list, plus google.com from idn_test_domains.skeletons): the verdicts in

@@ -1,7 +1,7 @@
 """The engine's host cache and batch API: per-host findings are computed once per (host,
 server) and reused, and that changes no verdict.
 
-The equivalence test vets every URL of corpus/ and of the shared external corpora (WHATWG,
+The equivalence test vets every URL of corpus/ and of the external corpora in tests/data (WHATWG,
 SSRF, IDN, lookalike, IANA...) with a cached and an uncached Vetter (``host_cache_size=0`` runs
 every rule on every URL) and compares the whole verdicts: decision, findings, messages and
 evidence. Each host also comes back under other schemes, user info, ports, paths and queries,
@@ -52,7 +52,7 @@ def _strings(node: Any) -> Iterator[str]:
 
 
 def external_inputs() -> list[str]:
-    """Every string of the shared corpora, and a web URL on each one that could be a host."""
+    """Every string of the external corpora (tests/data/corpora), and a web URL on each one that could be a host."""
     found: dict[str, None] = {}
     for path in sorted(CORPORA.glob("**/*.json")):
         for text in _strings(json.loads(path.read_text(encoding="utf-8"))):
@@ -192,7 +192,7 @@ def test_corpus_hosts_in_every_url_context_agree_under_every_corpus_policy() -> 
 
 def test_external_corpora_verdicts_are_the_same_with_and_without_the_host_cache() -> None:
     inputs = external_inputs()
-    assert len(inputs) > 10_000  # the shared corpora are there and were read
+    assert len(inputs) > 10_000  # the corpora are there and were read
     urls = [*inputs, *host_variants(inputs, FEW_TEMPLATES)]
     # Each host comes back right after its first URL (its variants), served from the cache.
     # A remote server, so that the server rules run too.

@@ -505,7 +505,7 @@ def test_feed_keys_validate_against_the_committed_schema() -> None:
     import yaml
 
     schema = json.loads(
-        (Path(__file__).resolve().parents[1] / "rules/policy.schema.json").read_text(
+        (Path(__file__).resolve().parents[1] / "src/urlvet/policies/policy.schema.json").read_text(
             encoding="utf-8"
         )
     )

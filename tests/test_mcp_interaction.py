@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from support import OFFLINE
+from support.mcp_specs import MCP_DATA
 from urlvet.cli import main
 from urlvet.findings import Decision
 from urlvet.mcp import answer, form_elicitations, vet_form
@@ -26,7 +27,7 @@ from urlvet.mcp.wire import parse_message
 from urlvet.server import as_server
 
 pytestmark = pytest.mark.anyio
-EXAMPLES = Path(__file__).parent / "data" / "mcp-specs" / "2026-07-28"
+EXAMPLES = MCP_DATA / "2026-07-28" / "examples"
 GOOD_URL = "https://accounts.google.com/o/oauth2/v2/auth?client_id=x"
 
 

@@ -1,6 +1,6 @@
 """The protocol texts as the source of truth: every example parses, every reply validates.
 
-Each example message is extracted verbatim from ../shared/specs (the draft's
+Each example message is extracted verbatim from the spec (tests/data/mcp: the draft's
 user_interaction.mdx, 2025-11-25/elicitation.mdx, 2026-07-28/elicitation.mdx and examples/) and
 parsed with the expected shape, URLs and messages. Every message urlvet writes for them (hook
 responses, declines, rewritten requests with a warning, retried requests with inputResponses,

@@ -19,19 +19,20 @@ from urlvet.policy import merge, policy_json_schema
 from urlvet.review.fixtures import FixtureCase, check_case, load_fixtures
 
 ROOT = Path(__file__).resolve().parents[1]
-RULES_DIR = ROOT / "rules"
-SCHEMA_FILE = RULES_DIR / "policy.schema.json"
+POLICIES_DIR = ROOT / "src" / "urlvet" / "policies"
+"""The built-in policies, their fixtures and the policy schema, as the package ships them."""
+SCHEMA_FILE = POLICIES_DIR / "policy.schema.json"
 
 
 # -- the shipped policies --------------------------------------------------------------------
 
 
 def test_default_yaml_is_the_built_in_default() -> None:
-    assert load_policy(RULES_DIR / "default.yaml") == Policy()
+    assert load_policy(POLICIES_DIR / "default.yaml") == Policy()
 
 
 def test_strict_yaml_extends_default() -> None:
-    strict = load_policy(RULES_DIR / "strict.yaml")
+    strict = load_policy(POLICIES_DIR / "strict.yaml")
     default = Policy()
     assert strict.thresholds.block is Severity.MEDIUM
     assert strict.limits.max_url_length == 1024
@@ -44,7 +45,7 @@ def test_strict_yaml_extends_default() -> None:
 
 @pytest.mark.parametrize("name", ["default.yaml", "strict.yaml"])
 def test_shipped_policies_validate_against_the_schema(name: str) -> None:
-    data = yaml.safe_load((RULES_DIR / name).read_text(encoding="utf-8"))
+    data = yaml.safe_load((POLICIES_DIR / name).read_text(encoding="utf-8"))
     jsonschema.validate(data, json.loads(SCHEMA_FILE.read_text(encoding="utf-8")))
 
 
@@ -53,7 +54,7 @@ def test_shipped_policies_validate_against_the_schema(name: str) -> None:
 
 def _fixture_cases(policy_name: str) -> list[Any]:
     # The same reader and checks as `urlvet policy test`, one pytest case per fixture.
-    fixtures = load_fixtures(RULES_DIR / f"{policy_name}.fixtures.yaml")
+    fixtures = load_fixtures(POLICIES_DIR / f"{policy_name}.fixtures.yaml")
     return [
         pytest.param(policy_name, case, id=f"{policy_name}:{case.line}:{case.url[:50]!r}")
         for case in fixtures.cases
@@ -65,13 +66,13 @@ _VETTERS: dict[str, Vetter] = {}
 
 def _vetter(policy_name: str) -> Vetter:
     if policy_name not in _VETTERS:
-        _VETTERS[policy_name] = Vetter(load_policy(RULES_DIR / f"{policy_name}.yaml"))
+        _VETTERS[policy_name] = Vetter(load_policy(POLICIES_DIR / f"{policy_name}.yaml"))
     return _VETTERS[policy_name]
 
 
 @pytest.mark.parametrize("name", ["default", "strict"])
 def test_fixture_files_are_well_formed_and_substantial(name: str) -> None:
-    cases = load_fixtures(RULES_DIR / f"{name}.fixtures.yaml").cases
+    cases = load_fixtures(POLICIES_DIR / f"{name}.fixtures.yaml").cases
     assert len(cases) >= 25
     assert all(case.decision is not None for case in cases)
 
@@ -97,6 +98,7 @@ def test_extends_joins_additive_lists_and_replaces_scalars(tmp_path: Path) -> No
     _write(
         tmp_path,
         "base.yaml",
+        "extends: none\n"
         "domains:\n  blocked: [a.example]\ntrusted_third_parties: [auth.a.example]\n"
         "limits: {max_url_length: 500}\nignore: [UV107]\n",
     )
@@ -116,7 +118,7 @@ def test_extends_joins_additive_lists_and_replaces_scalars(tmp_path: Path) -> No
 
 def test_extends_the_shipped_default(tmp_path: Path) -> None:
     (tmp_path / "default.yaml").write_text(
-        (RULES_DIR / "default.yaml").read_text(encoding="utf-8"), encoding="utf-8"
+        (POLICIES_DIR / "default.yaml").read_text(encoding="utf-8"), encoding="utf-8"
     )
     child = _write(
         tmp_path, "team.yaml", "extends: default.yaml\ndomains: {blocked: [evil.example]}\n"
@@ -376,8 +378,8 @@ def test_cli_exit_2_for_a_broken_policy(tmp_path: Path) -> None:
 def test_committed_schema_is_fresh() -> None:
     committed = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
     assert committed == policy_json_schema(), (
-        "rules/policy.schema.json is stale: regenerate it with "
-        "`urlvet policy schema > rules/policy.schema.json`"
+        "src/urlvet/policies/policy.schema.json is stale: regenerate it with "
+        "`urlvet policy schema > src/urlvet/policies/policy.schema.json`"
     )
 
 

@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 from urlvet.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-RULES_DIR = ROOT / "rules"
+POLICIES_DIR = ROOT / "src" / "urlvet" / "policies"
 
 
 def _write(path: Path, text: str) -> Path:
@@ -93,7 +93,7 @@ def team_repo(root: Path) -> Path:
         "  must: [message-names-another-site]\n",
     )
     (root / "default.yaml").write_text(
-        (RULES_DIR / "default.yaml").read_text(encoding="utf-8"), encoding="utf-8"
+        (POLICIES_DIR / "default.yaml").read_text(encoding="utf-8"), encoding="utf-8"
     )
     return root
 
@@ -102,14 +102,14 @@ def team_repo(root: Path) -> Path:
 
 
 def test_policy_test_runs_the_projects_own_rules() -> None:
-    result = _run("policy", "test", str(RULES_DIR))
+    result = _run("policy", "test", str(POLICIES_DIR))
     assert result.exit_code == 0, result.output
     cases = sum(
         len(yaml.safe_load(p.read_text(encoding="utf-8")))
-        for p in RULES_DIR.glob("*.fixtures.yaml")
+        for p in POLICIES_DIR.glob("*.fixtures.yaml")
     )
     assert result.stdout.strip().endswith(f"{cases} passed, 0 failed")
-    assert "rules/default.fixtures.yaml" in result.stdout
+    assert "policies/default.fixtures.yaml" in result.stdout
 
 
 def test_policy_test_on_a_team_repository(tmp_path: Path) -> None:
@@ -213,14 +213,18 @@ def test_fixtures_without_a_policy_and_paths_without_fixtures_exit_2(tmp_path: P
 
 
 def test_policy_diff_on_the_projects_own_rules() -> None:
-    result = _run("policy", "diff", str(RULES_DIR / "default.yaml"), str(RULES_DIR / "strict.yaml"))
+    result = _run(
+        "policy", "diff", str(POLICIES_DIR / "default.yaml"), str(POLICIES_DIR / "strict.yaml")
+    )
     assert result.exit_code == 0, result.output
     out = result.stdout
     # strict blocks what default warns about: a cross-site link, a public IP literal.
     assert "warn → block: " in out
     section = out.split("warn → block: ", 1)[1].split("\n\n", 1)[0]
     assert "https://8.8.8.8/" in section
-    assert "rules/strict.fixtures.yaml:" in section or "rules/default.fixtures.yaml:" in section
+    assert (
+        "policies/strict.fixtures.yaml:" in section or "policies/default.fixtures.yaml:" in section
+    )
     summary = out.strip().splitlines()[-1]
     assert summary.startswith("URLs vetted under both policies", summary.index(" ") + 1)
     data = json.loads(
@@ -229,8 +233,8 @@ def test_policy_diff_on_the_projects_own_rules() -> None:
             "diff",
             "--format",
             "json",
-            str(RULES_DIR / "default.yaml"),
-            str(RULES_DIR / "strict.yaml"),
+            str(POLICIES_DIR / "default.yaml"),
+            str(POLICIES_DIR / "strict.yaml"),
         ).stdout
     )
     assert data["transitions"]["warn → block"] >= 1

@@ -221,8 +221,7 @@ def test_policy_is_shipped_to_the_workers_as_data(spark: Spark, tmp_path: Path) 
     # Loaded from a file that is gone before the job runs: the workers never read it.
     path = tmp_path / "team.yaml"
     path.write_text(
-        "extends: " + str(ROOT / "rules" / "default.yaml") + "\n"
-        "domains: {blocked: [partner-portal.example]}\n",
+        "extends: default\ndomains: {blocked: [partner-portal.example]}\n",
         encoding="utf-8",
     )
     policy = load_policy(path)

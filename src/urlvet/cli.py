@@ -36,15 +36,37 @@ def _split_codes(values: Sequence[str]) -> list[str]:
     return [c.strip() for v in values for c in v.split(",") if c.strip()]
 
 
+POLICY_HELP = (
+    "A built-in policy (default, strict) or a policy file (YAML, TOML, JSON): a name has no "
+    "'/' and no '.'. Default: URLVET_POLICY, else the nearest .urlvet.yaml or [tool.urlvet] "
+    "in pyproject.toml, else the built-in default."
+)
+SHOW_SETTINGS = "urlvet.show_settings"
+"""ctx.meta key: --show-settings was given (read by build_policy, which every command calls)."""
+
+
+def _remember_show_settings(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    # Kept out of the commands' parameters: build_policy, which every vetting command calls
+    # first, prints the settings and exits, so no command needs its own branch for it.
+    ctx.meta[SHOW_SETTINGS] = value
+
+
+show_settings_option = click.option(
+    "--show-settings",
+    is_flag=True,
+    expose_value=False,
+    callback=_remember_show_settings,
+    help="Print which configuration file chose the policy, the policy's files and the "
+    "resolved policy, and exit.",
+)
+"""--show-settings, for every command that vets."""
+
+
 def policy_options(fn: F) -> F:
     """The options every vetting command shares."""
     options = [
-        click.option(
-            "--policy",
-            "policy_path",
-            type=click.Path(dir_okay=False),
-            help="Policy file (YAML or TOML). Default: the built-in balanced policy.",
-        ),
+        click.option("--policy", "policy_path", metavar="NAME|FILE", help=POLICY_HELP),
+        show_settings_option,
         click.option(
             "--select",
             multiple=True,
@@ -109,17 +131,25 @@ def tls_options(fn: F) -> F:
     return fn
 
 
+def _tls_section(policy: Any, tls: bool | None, ca_file: str | None) -> dict[str, Any] | None:
+    """The policy's tls section with --tls and --ca-file applied; None when neither was given."""
+    if tls is None and not ca_file:
+        return None
+    section: dict[str, Any] = policy.tls.model_dump(mode="json")
+    if tls is not None:
+        section["probe"] = tls
+    if ca_file:
+        section["ca_file"] = ca_file
+    return section
+
+
 def with_tls(policy: Any, tls: bool | None, ca_file: str | None) -> Any:
     """``policy`` with the --tls and --ca-file options applied; exits 2 when the trust
     anchors cannot be loaded."""
     from urlvet.tls import Prober
 
-    if tls is not None or ca_file:
-        section = policy.tls.model_dump(mode="json")
-        if tls is not None:
-            section["probe"] = tls
-        if ca_file:
-            section["ca_file"] = ca_file
+    section = _tls_section(policy, tls, ca_file)
+    if section is not None:
         try:
             policy = policy.with_changes(tls=section)
         except ValueError as exc:
@@ -145,11 +175,15 @@ def build_policy(
     dns: bool | None,
     nameserver: Sequence[str],
 ) -> Any:
-    """The policy the options describe. Exits 2 with a clear message when it is invalid."""
-    from urlvet.policy import Policy, load_policy
+    """The policy the options describe: --policy, else URLVET_POLICY, else the nearest
+    configuration file, else the built-in default. Exits 2 with a clear message when it is
+    invalid; with --show-settings, prints the settings and exits 0."""
+    from urlvet.config import choose_policy
+    from urlvet.policy import load_policy
 
     try:
-        policy = load_policy(policy_path) if policy_path else Policy()
+        choice = choose_policy(policy_path)
+        policy = load_policy(choice.spec)
         changes: dict[str, Any] = {}
         if select:
             changes["select"] = _split_codes(select)
@@ -168,11 +202,60 @@ def build_policy(
             policy = policy.with_changes(**changes)
         # Compiling reads the policy's feed files: their errors are policy errors too.
         report_feeds(policy.compiled.settings)
+        ctx = click.get_current_context(silent=True)
+        if ctx is not None and ctx.meta.get(SHOW_SETTINGS):
+            # --tls and --ca-file are applied by with_tls, after this: show them applied too.
+            tls = _tls_section(policy, ctx.params.get("tls"), ctx.params.get("ca_file"))
+            if tls is not None:
+                changes["tls"] = tls
+                policy = policy.with_changes(tls=tls)
+            click.echo(show_settings(choice, policy, sorted(changes)))
+            sys.exit(0)
         return policy
     except PolicyError as exc:
         _fail(str(exc))
     except ValueError as exc:  # pydantic's ValidationError for command-line values
         _fail(f"invalid option: {_first_error(exc)}")
+
+
+def show_settings(choice: Any, policy: Any, changed: Sequence[str]) -> str:
+    """What --show-settings prints: where the policy came from, its files, and the policy
+    as the command uses it (YAML)."""
+    import yaml
+
+    from urlvet.policy import policy_sources
+
+    lines = [
+        f"Settings: {choice.describe()}",
+        f"Policy: {choice.spec}",
+        f"Files: {' -> '.join(_source_label(s.path) for s in policy_sources(choice.spec))}",
+    ]
+    if changed:
+        lines.append(f"Changed by command-line options: {', '.join(changed)}")
+    lines.append("Resolved policy:")
+    body = yaml.safe_dump(policy.model_dump(mode="json", exclude={"extends"}), sort_keys=False)
+    lines.extend("  " + line for line in body.splitlines())
+    return "\n".join(lines)
+
+
+def _source_label(path: str) -> str:
+    from urlvet.policy import builtin_policy_name
+
+    name = builtin_policy_name(path)
+    return f"{name} (built-in)" if name else path
+
+
+def warn_if_hsts_list_is_old() -> None:
+    """One line on stderr when the shipped HSTS preload list is more than a year old."""
+    from datetime import UTC, datetime
+
+    from urlvet.hsts import QUIET_AGE_WARNING_ENV, hsts_preload_list_date, stale_list_warning
+
+    if os.environ.get(QUIET_AGE_WARNING_ENV):
+        return
+    warning = stale_list_warning(hsts_preload_list_date(), datetime.now(UTC).date())
+    if warning:
+        click.echo(f"urlvet: warning: {warning}", err=True)
 
 
 def report_feeds(settings: Any, quiet: bool = True) -> list[str]:
@@ -232,7 +315,7 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("urls", nargs=-1, required=True)
+@click.argument("urls", nargs=-1)
 @click.option(
     "--server",
     metavar="URL|stdio",
@@ -269,10 +352,14 @@ def check(
     ca_file: str | None,
 ) -> None:
     """Vet each URL and print the decision with its findings."""
+    from urlvet.config import choose_policy
     from urlvet.engine import Vetter
     from urlvet.server import as_server
 
     policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
+    if not urls:
+        raise click.UsageError("Missing argument 'URLS...'.")
+    warn_if_hsts_list_is_old()
     try:
         srv = (
             as_server(server, name=server_name)
@@ -288,7 +375,10 @@ def check(
         from urlvet.review.explain import Explainer
 
         try:
-            explainer = Explainer(policy, policy_path, _split_codes(select), _split_codes(ignore))
+            choice = choose_policy(policy_path)
+            # Nothing chose a policy: the explanation says "built-in default", not a file.
+            spec = None if choice.origin == "built-in" else str(choice.spec)
+            explainer = Explainer(policy, spec, _split_codes(select), _split_codes(ignore))
             explanations = [explainer.explain(v, srv, message) for v in verdicts]
         except UrlvetError as exc:
             _fail(str(exc))
@@ -373,28 +463,77 @@ def _rule_json(r: Any) -> dict[str, Any]:
 
 @main.group("policy")
 def policy_group() -> None:
-    """Check, test and compare policy files; import domain lists; print the schema."""
+    """Check, show, test and compare policies; import domain lists; print the schema."""
 
 
 @policy_group.command("check")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, required=True, metavar="NAME|FILE...")
 def policy_check(files: tuple[str, ...]) -> None:
-    """Validate policy files (and the files they extend)."""
-    from urlvet.policy import load_policy
+    """Validate policies (and the policies they extend); say what each one inherits."""
+    from urlvet.policy import load_policy, policy_sources
 
     bad = 0
     for f in files:
         try:
             # Compiling validates the rule tables and reads the feed files too.
             compiled = load_policy(f).compiled
+            sources = policy_sources(f)
         except UrlvetError as exc:
             click.echo(str(exc), err=True)
             bad += 1
         else:
             click.echo(f"{f}: ok")
+            click.echo(f"  {inheritance(sources)}")
             for line in report_feeds(compiled.settings, quiet=False):
                 click.echo(f"  {line}")
     sys.exit(2 if bad else 0)
+
+
+def inheritance(sources: Sequence[Any]) -> str:
+    """One line on what a policy inherits, from its ``extends`` chain (the file first)."""
+    if len(sources) == 1:
+        if _source_label(sources[0].path).endswith("(built-in)"):
+            return "extends: none (states every setting)"
+        return (
+            "extends: none: starts from nothing; its lists replace the built-in lists, and "
+            "keys it leaves out take the built-in values"
+        )
+    chain = " -> ".join(_source_label(s.path) for s in sources[1:])
+    own = sources[0].data
+    written = "extends" in own and own["extends"] is not None
+    implied = "" if written else " (implied: the file has no `extends`)"
+    return f"extends: {chain}{implied}; its lists add to the inherited ones, its other settings win"
+
+
+@policy_group.command("show")
+@click.argument("policy", metavar="NAME|FILE")
+@click.option(
+    "--resolved",
+    is_flag=True,
+    help="Print the policy with everything it inherits, as a command uses it, instead of the "
+    "file as written.",
+)
+def policy_show(policy: str, resolved: bool) -> None:
+    """Print a policy: a built-in one by name (default, strict), or a file.
+
+    The file as written by default, so that it can be read and copied into your own policy.
+    """
+    import yaml
+
+    from urlvet.policy import load_policy, policy_file
+
+    try:
+        if resolved:
+            data = load_policy(policy).model_dump(mode="json", exclude={"extends"})
+            click.echo(yaml.safe_dump(data, sort_keys=False), nl=False)
+            return
+        path = policy_file(policy)
+        text = path.read_text(encoding="utf-8")
+    except UrlvetError as exc:
+        _fail(str(exc))
+    except (OSError, UnicodeDecodeError) as exc:
+        _fail(f"{policy}: cannot read policy file: {getattr(exc, 'strerror', None) or exc}")
+    click.echo(text, nl=False)
 
 
 @policy_group.command("test")
@@ -658,12 +797,8 @@ def hook_cmd(
     type=click.Path(dir_okay=False),
     help="Append one JSON line per vetted URL to this file (urlvet audit reads it).",
 )
-@click.option(
-    "--policy",
-    "policy_path",
-    type=click.Path(dir_okay=False),
-    help="Policy file (YAML or TOML). Default: the built-in balanced policy.",
-)
+@click.option("--policy", "policy_path", metavar="NAME|FILE", help=POLICY_HELP)
+@show_settings_option
 @click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes.")
 @click.option(
@@ -836,6 +971,7 @@ def audit_cmd(
     from urlvet.server import as_server
 
     policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
+    warn_if_hsts_list_is_old()
     if server:
         try:
             as_server(server, name=server_name)
@@ -891,7 +1027,8 @@ def audit_cmd(
     "--policy",
     "policy_path",
     type=click.Path(dir_okay=False),
-    help="Base policy (cases may add settings). Default: the built-in balanced policy.",
+    help="Base policy (cases may add settings): a built-in name (default, strict) or a file. "
+    "Default: the built-in default.",
 )
 @click.option(
     "--dns/--no-dns",

@@ -13,11 +13,24 @@ import threading
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable
+from datetime import date
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["hsts_preload_list_date", "is_hsts_preloaded"]
+__all__ = [
+    "LIST_MAX_AGE_DAYS",
+    "QUIET_AGE_WARNING_ENV",
+    "hsts_preload_list_date",
+    "is_hsts_preloaded",
+    "stale_list_warning",
+]
+
+LIST_MAX_AGE_DAYS = 365
+"""A preload list older than this misses a year of sites that browsers force to https:."""
+
+QUIET_AGE_WARNING_ENV = "URLVET_NO_HSTS_AGE_WARNING"
+"""Set (to anything but empty) to silence the warning about an old preload list."""
 
 _IS_LEAF = 0x80
 _INCLUDE_SUBDOMAINS = 0x40
@@ -48,6 +61,25 @@ def hsts_preload_list_date() -> str:
         year, month, day = (int(p) for p in parts)
         return f"{year:04d}-{month:02d}-{day:02d}"
     return version
+
+
+def stale_list_warning(list_date: str, today: date) -> str | None:
+    """The warning to show when the preload list of ``list_date`` (YYYY-MM-DD) is more than
+    ``LIST_MAX_AGE_DAYS`` old on ``today``, or None. An undated list gets no warning."""
+    try:
+        listed = date.fromisoformat(list_date)
+    except ValueError:
+        return None
+    age = (today - listed).days
+    if age <= LIST_MAX_AGE_DAYS:
+        return None
+    return (
+        f"the HSTS preload list is from {list_date}, {age} days old: UV101 does not know the "
+        "sites preloaded since then (nor tls.hsts_preloaded_severity, for them). "
+        "A newer hstspreload release brings a newer list, if there is one (`pip install -U "
+        f"hstspreload`; its version is the list's date); set {QUIET_AGE_WARNING_ENV}=1 to "
+        "silence this warning"
+    )
 
 
 @cache

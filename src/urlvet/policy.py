@@ -1,9 +1,11 @@
 """Policies: what urlvet checks, how serious each finding is, and what the organisation trusts.
 
 A policy is data, reviewed like code: a YAML or TOML file validated by pydantic models that
-reject unknown keys. ``extends:`` names a parent file (relative to the child); the child's
-scalar settings win, and its lists of domains, networks and trusted parties add to the
-parent's. Every error names the file, the line and the key.
+reject unknown keys. ``extends:`` names the parent: a built-in policy (``default``,
+``strict``, shipped in ``urlvet/policies/``), a file relative to the child, or ``none``; a file
+without it starts from ``default``. The child's scalar settings win, and its lists of domains,
+networks and trusted parties add to the parent's. Every error names the file, the line and
+the key.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -562,7 +565,11 @@ def parse_nameserver(text: str) -> tuple[str, int]:
 class Policy(_Strict):
     """A urlvet policy. Every field has a safe default; ``Policy()`` is the balanced default."""
 
-    extends: str | None = Field(None, description="A parent policy file, relative to this one.")
+    extends: str | None = Field(
+        None,
+        description="The policy this one starts from: a built-in policy's name (default, "
+        "strict), a file relative to this one, or none. Without it: default.",
+    )
     thresholds: Thresholds = Field(default_factory=Thresholds)
     select: list[Selector] = Field(
         default_factory=lambda: ["UV"],
@@ -839,21 +846,113 @@ class _Source:
     data: dict[str, Any]
 
 
-def load_policy(path: str | Path) -> Policy:
-    """Load a policy file (YAML or TOML), following ``extends``. Raises PolicyError."""
-    # A file without `extends` states its lists in full (they replace the built-in defaults);
-    # a file that extends another adds to the parent's lists.
-    merged, sources = _load_chain(Path(path), depth=0, seen=())
+BUILTIN_POLICIES: tuple[str, ...] = ("default", "strict")
+"""The policies shipped inside the package, by name (``urlvet/policies/NAME.yaml``)."""
+
+DEFAULT_PARENT = "default"
+"""What a policy file without ``extends`` starts from."""
+
+NO_PARENT = "none"
+"""``extends: none``: the file starts from nothing (its lists replace the built-in ones)."""
+
+PolicySpec = str | Path
+"""A built-in policy's name (a ``str`` without ``/``, ``\\`` or ``.``) or a policy file."""
+
+
+def is_policy_name(spec: PolicySpec) -> bool:
+    """True when ``spec`` names a built-in policy rather than a file.
+
+    The rule is by form, never by what exists on disk: a name is a ``str`` with no ``/``,
+    ``\\`` or ``.`` in it (``strict``); anything else is a path (``strict.yaml``,
+    ``./strict``, ``rules/team.yaml``). A ``Path`` object is always a path.
+    """
+    return isinstance(spec, str) and not any(c in spec for c in "/\\.") and bool(spec.strip())
+
+
+def builtin_policy_path(name: str) -> Path:
+    """The file of a built-in policy. Raises PolicyError for an unknown name."""
+    if name not in BUILTIN_POLICIES:
+        raise PolicyError(
+            f"{name!r} is not a built-in policy (built-in: {', '.join(BUILTIN_POLICIES)}); "
+            f"a policy file is named by a path with a '/' or a suffix, e.g. ./{name}.yaml"
+        )
+    return Path(str(resources.files("urlvet.policies").joinpath(f"{name}.yaml")))
+
+
+def builtin_policy_name(path: str | Path) -> str | None:
+    """The name of the built-in policy stored at ``path``, or None for any other file."""
+    resolved = Path(path).resolve()
+    for name in BUILTIN_POLICIES:
+        if builtin_policy_path(name).resolve() == resolved:
+            return name
+    return None
+
+
+def policy_file(spec: PolicySpec) -> Path:
+    """The file a policy spec names: a built-in policy's file, or the path itself. Raises
+    PolicyError for an unknown name, and for a missing ``default.yaml``-like file (which
+    was the built-in policy's file name before policies had names)."""
+    if is_policy_name(spec):
+        return builtin_policy_path(str(spec))
+    path = Path(spec)
+    if (
+        path.stem in BUILTIN_POLICIES
+        and path.suffix in (".yaml", ".yml", ".toml", ".json")
+        and not path.exists()
+    ):
+        raise PolicyError(
+            f"{path}: no such policy file (the built-in policy is named {path.stem!r}, "
+            f"without a suffix: --policy {path.stem}, load_policy({path.stem!r}))"
+        )
+    return path
+
+
+def load_policy(path: PolicySpec) -> Policy:
+    """Load a policy (YAML, TOML or JSON), following ``extends``. Raises PolicyError.
+
+    ``path`` is a built-in policy's name (``"default"``, ``"strict"``) or a file. A file
+    without ``extends`` starts from the built-in ``default`` policy: its lists of domains,
+    networks and trusted parties add to the default's, its other settings replace them.
+    ``extends: none`` starts from nothing: the file's lists replace the built-in lists.
+    """
+    merged, sources = _load_chain(policy_file(path), depth=0, seen=())
     try:
         return Policy.model_validate(merged)
     except ValidationError as exc:
         raise _policy_error(exc, sources) from None
 
 
-def policy_sources(path: str | Path) -> list[_Source]:
+def policy_sources(path: PolicySpec) -> list[_Source]:
     """The files of a policy's ``extends`` chain, the file itself first, each with the line of
     every key (as the file wrote it, before merging). Raises PolicyError."""
-    return _load_chain(Path(path), depth=0, seen=())[1]
+    return _load_chain(policy_file(path), depth=0, seen=())[1]
+
+
+def _parent_of(path: Path, source: _Source, written: Any) -> Path | None:
+    """The file ``extends`` names (None for ``extends: none``). Raises PolicyError."""
+    line = source.lines.get(("extends",), 1)
+    if written is None:
+        return builtin_policy_path(DEFAULT_PARENT)
+    if not isinstance(written, str) or not written.strip():
+        raise PolicyError(
+            f"{path}:{line}: extends: must be a built-in policy's name "
+            f"({', '.join(BUILTIN_POLICIES)}), {NO_PARENT!r} or a file name"
+        )
+    if written == NO_PARENT:
+        return None
+    if is_policy_name(written):
+        try:
+            return builtin_policy_path(written)
+        except PolicyError as exc:
+            raise PolicyError(f"{path}:{line}: extends: {exc}") from None
+    parent = path.parent / written
+    if not parent.is_file():
+        hint = ""
+        stem = Path(written).stem
+        if stem in BUILTIN_POLICIES and Path(written).name == written:
+            hint = f" (for the built-in policy write `extends: {stem}`)"
+        raise PolicyError(f"{path}:{line}: extends: no such policy file {str(parent)!r}{hint}")
+    return parent
 
 
 def _load_chain(
@@ -863,13 +962,10 @@ def _load_chain(
     source = read_policy_source(path)
     data = _with_feed_paths(source, path)
     _anchor_paths(data, path)
-    parent_name = data.pop("extends", None)
-    if parent_name is None:
+    parent_path = _parent_of(path, source, data.pop("extends", None))
+    if parent_path is None:
         return data, [source]
     line = source.lines.get(("extends",), 1)
-    if not isinstance(parent_name, str) or not parent_name.strip():
-        raise PolicyError(f"{path}:{line}: extends: must be a file name")
-    parent_path = path.parent / parent_name
     if parent_path.resolve() in (*seen, resolved):
         chain = " -> ".join(p.name for p in (*seen, resolved, parent_path.resolve()))
         raise PolicyError(f"{path}:{line}: extends: circular 'extends' chain ({chain})")
@@ -877,8 +973,6 @@ def _load_chain(
         raise PolicyError(
             f"{path}:{line}: extends: policies extend each other more than {MAX_EXTENDS_DEPTH} deep"
         )
-    if not parent_path.is_file():
-        raise PolicyError(f"{path}:{line}: extends: no such policy file {str(parent_path)!r}")
     parent, sources = _load_chain(parent_path, depth + 1, (*seen, resolved))
     return merge(parent, data), [source, *sources]
 

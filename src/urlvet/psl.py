@@ -2,21 +2,32 @@
 
 tldextract ships a snapshot of the Public Suffix List and defines the semantics urlvet follows
 (private section included; a name under an unknown top-level domain has no registrable domain).
-Importing tldextract itself costs about 0.3 s (it pulls in ``requests``) and builds its trie on
-first use, which would dominate a cold ``urlvet check``; so this module reads the same snapshot
-file directly, without importing tldextract, and matches rules with plain set lookups. The test
-suite checks that the answers equal tldextract's own. Nothing is fetched and nothing written.
+The rules come from tldextract's public API, offline: ``TLDExtract(suffix_list_urls=(),
+cache_dir=None)`` reads its bundled snapshot, fetches nothing and writes nothing, and its
+``tlds`` with and without ``include_psl_private_domains`` tell the private section apart.
+Importing tldextract costs about 0.4 s (it pulls in ``requests``), which would dominate a cold
+``urlvet check``; so the rules are kept in urlvet's cache directory, keyed by the installed
+tldextract (its path, size and modification time), and tldextract is imported only when that
+key changes or the cache cannot be read. Matching is plain set look-ups here. The test suite
+checks that the answers equal tldextract's own. Nothing is fetched.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import os
+import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from ada_url import idna_to_unicode
 
+CACHE_ENV = "URLVET_CACHE_DIR"
+"""The cache root (shared with the compiled feeds); set empty, nothing is cached."""
+_CACHE_FORMAT = "urlvet suffix rules 1"
 _PRIVATE_MARK = "// ===BEGIN PRIVATE DOMAINS==="
 
 
@@ -35,23 +46,14 @@ class SuffixRules:
     """The most labels in any rule's stored form: no longer tail of a host can match one."""
 
 
-def snapshot_path() -> Path:
-    """Where tldextract's bundled suffix-list snapshot lives (found without importing it)."""
-    spec = importlib.util.find_spec("tldextract")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("tldextract is not installed")
-    return Path(next(iter(spec.submodule_search_locations))) / ".tld_set_snapshot"
-
-
-def parse_rules(text: str) -> SuffixRules:
-    """Parse suffix-list text the way tldextract does (first token of each rule line)."""
+def build_rules(public: Iterable[str], private: Iterable[str]) -> SuffixRules:
+    """The rules from the list's public (ICANN) and private sections, one rule a string."""
     normal: set[str] = set()
     wildcard: set[str] = set()
     exception: set[str] = set()
-    private: set[str] = set()
-    public_text, _, private_text = text.partition(_PRIVATE_MARK)
-    for section, is_private in ((public_text, False), (private_text, True)):
-        for line in section.splitlines():
+    private_keys: set[str] = set()
+    for section, is_private in ((public, False), (private, True)):
+        for line in section:
             rule = line.strip().split(" ", 1)[0].lower()
             if not rule or rule.startswith("//"):
                 continue
@@ -65,21 +67,107 @@ def parse_rules(text: str) -> SuffixRules:
                 key = rule
                 normal.add(key)
             if is_private:
-                private.add(key)
+                private_keys.add(key)
     max_labels = max((k.count(".") + 1 for k in normal | wildcard | exception), default=1)
     return SuffixRules(
         frozenset(normal),
         frozenset(wildcard),
         frozenset(exception),
-        frozenset(private),
+        frozenset(private_keys),
         max_labels,
     )
 
 
+def parse_rules(text: str) -> SuffixRules:
+    """Parse suffix-list text (the PSL file's format) the way tldextract does."""
+    public_text, _, private_text = text.partition(_PRIVATE_MARK)
+    return build_rules(public_text.splitlines(), private_text.splitlines())
+
+
+def tldextract_rules() -> tuple[list[str], list[str]]:
+    """(public rules, private rules) from tldextract's public API, on its bundled snapshot.
+
+    Imports tldextract (about 0.4 s): :func:`rules` calls it only when its cache is missing
+    or stale.
+    """
+    import tldextract
+
+    def listed(include_private: bool) -> list[str]:
+        extract = tldextract.TLDExtract(
+            suffix_list_urls=(), cache_dir=None, include_psl_private_domains=include_private
+        )
+        return list(extract.tlds)
+
+    public = listed(False)
+    in_public = set(public)
+    return public, [rule for rule in listed(True) if rule not in in_public]
+
+
 @cache
 def rules() -> SuffixRules:
-    """The rules from the snapshot, read once on first use (never at import)."""
-    return parse_rules(snapshot_path().read_text(encoding="utf-8"))
+    """The rules, read once on first use (never at import): from the cache, else tldextract."""
+    source = _source_key()
+    where = _cache_file(source)
+    if where is not None:
+        cached = _read_cache(where, source)
+        if cached is not None:
+            return build_rules(*cached)
+    public, private = tldextract_rules()
+    if where is not None:
+        _write_cache(where, source, public, private)
+    return build_rules(public, private)
+
+
+def _source_key() -> str:
+    """What names the installed tldextract: its path, size and modification time (an upgrade
+    rewrites the file), found without importing it."""
+    spec = importlib.util.find_spec("tldextract")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("tldextract is not installed: pip install tldextract")
+    stat = os.stat(spec.origin)
+    return f"{spec.origin}|{stat.st_size}|{stat.st_mtime_ns}"
+
+
+def _cache_file(source: str) -> Path | None:
+    configured = os.environ.get(CACHE_ENV)
+    if configured is not None:
+        if not configured.strip():
+            return None
+        root = Path(configured)
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        root = Path(base) / "urlvet"
+    digest = hashlib.blake2b(source.encode(), digest_size=10).hexdigest()
+    return root / "psl" / f"rules-{digest}.txt"
+
+
+def _read_cache(where: Path, source: str) -> tuple[list[str], list[str]] | None:
+    # Anything unexpected (missing, truncated, another format or source) means: rebuild.
+    try:
+        text = where.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    header, _, body = text.partition("\n")
+    public_text, mark, private_text = body.partition(_PRIVATE_MARK + "\n")
+    if header != f"{_CACHE_FORMAT} {source}" or not mark or not text.endswith("\n"):
+        return None
+    return public_text.splitlines(), private_text.splitlines()
+
+
+def _write_cache(where: Path, source: str, public: list[str], private: list[str]) -> None:
+    text = "\n".join([f"{_CACHE_FORMAT} {source}", *public, _PRIVATE_MARK, *private]) + "\n"
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        # Written beside and renamed: a reader never sees half a file.
+        fd, tmp = tempfile.mkstemp(dir=where.parent, prefix=".rules-", suffix=".tmp")
+    except OSError:
+        return  # a read-only cache only costs the next run tldextract's import
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, where)
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)
 
 
 def split(host: str) -> tuple[str, str, bool]:

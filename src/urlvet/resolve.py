@@ -4,22 +4,34 @@ This module owns every DNS query urlvet makes and is the only one that imports d
 It is a stub resolver: it asks the configured recursive nameservers, never the roots, and
 applies no search list (a single-label name is asked as it is, absolute).
 
+The DNS wire format, the transport and the response parser are dnspython's (``dns.message``
+builds and reads every packet, ``dns.asyncquery`` and the asyncio backend move them): packets
+from the network are hostile input, and dnspython bounds what one costs (at most 16
+compression pointers a name, names of at most 255 bytes, no record past the end). This module
+owns only the lookup around them: which server is asked when, what counts as an answer, and how
+the answers combine.
+
 What a lookup does (the same for :meth:`Resolver.resolve` and :meth:`Resolver.aresolve`):
 
-- It sends the A and the AAAA query at once, from one fresh UDP socket connected to the
-  nameserver (a random source port per lookup, random query ids, and the kernel drops answers
+- It sends the A and the AAAA query at once, each from a fresh UDP socket connected to the
+  nameserver (a random source port per query, random query ids, and the kernel drops answers
   from any other address), and accepts only a well-formed response to the exact question.
-- A truncated UDP answer is asked again over TCP. A CNAME chain is followed inside the answer;
-  when the answer stops at a CNAME without data (a server that does not chase out of its
-  zones), the target is asked for, up to :data:`MAX_CNAME_CHAIN` names, loops refused.
+  A datagram under another id is dropped unread, so a flood of forgeries costs a comparison
+  each and changes nothing; one under the query's id is read by dnspython, and a server that
+  sends :data:`_MAX_OTHER_ANSWERS` of them answering another question is given up. The event
+  loop runs between two datagrams read.
+- A truncated UDP answer is asked again over TCP, and the TCP answer is the one used: UDP is no
+  longer listened to for that query. A truncated TCP answer is an error, never an empty answer.
+- A CNAME chain is followed inside the answer; when the answer stops at a CNAME without data
+  (a server that does not chase out of its zones), the target is asked for, up to
+  :data:`MAX_CNAME_CHAIN` names, loops refused.
 - Unanswered queries are sent again, to the next nameserver when there are several, until the
-  deadline: the whole lookup ends by ``timeout`` seconds even if no server ever answers. A
-  SERVFAIL or REFUSED is asked of the next nameserver at once. The deadline starts when the
-  lookup gets one of the ``max_concurrency`` slots, so a queued lookup is not timed out unasked.
-- Responses are read by a small parser of our own (header, question, answer and authority
-  sections; compression pointers may only point backwards, so no packet can make it loop):
-  dnspython's full parser cost ~100 us a message, most of a lookup's time at benchmark rates.
-  dnspython still provides name syntax and text, and the system configuration.
+  deadline: the whole lookup ends by ``timeout`` seconds even if no server ever answers, and
+  every read stops at the deadline too. A SERVFAIL, REFUSED or malformed answer is asked of
+  the next nameserver at once. The deadline starts when the lookup gets one of the
+  ``max_concurrency`` slots, so a queued lookup is not timed out unasked.
+- The synchronous :meth:`Resolver.resolve` runs the same lookup on an event loop of the
+  resolver's own, in a thread of its own, started on first use.
 - /etc/hosts is not read: urlvet asks what DNS says, and the name rules deal with
   ``localhost`` and other names that never reach DNS.
 
@@ -27,7 +39,9 @@ How the A and AAAA results combine into one :class:`Resolution`:
 
 - ``addresses`` always holds every address either query returned, whatever the status:
   the address rules must see a private answer even when the other query failed.
-- NXDOMAIN from either query means the name does not exist: status ``nxdomain``.
+- NXDOMAIN from either query means the name does not exist: status ``nxdomain``, unless the
+  other query's answer could not be used (``error``), which then wins. An NXDOMAIN answer that
+  carries addresses contradicts itself: status ``error``, addresses kept.
 - Otherwise, if either query failed, the status is that failure (``servfail``, ``refused``,
   ``error``, then ``timeout``, in that order of precedence), even when the other query
   answered: what the failed query would have returned is unknown, and an AAAA query that is
@@ -44,25 +58,31 @@ for :data:`FAILURE_TTL` only. Importing this module does no I/O and it keeps no 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import ipaddress
 import os
 import re
-import secrets
-import select
 import socket
-import struct
 import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import dns.asyncbackend
+import dns.asyncquery
 import dns.exception
+import dns.flags
+import dns.inet
+import dns.message
 import dns.name
+import dns.query
 import dns.rcode
+import dns.rdataclass
+import dns.rdatatype
 import dns.resolver
 
 from urlvet.errors import InputError
@@ -98,8 +118,18 @@ _EDNS_PAYLOAD = 1232
 fragmentation; larger answers come over TCP."""
 _DEFAULT_NEGATIVE_TTL = 10
 """For a negative answer without an SOA record to take the negative TTL from."""
+_MAX_TTL = 0x7FFFFFFF
+"""RFC 2181 section 8: a TTL with the top bit set is read as 0."""
+_MAX_OTHER_ANSWERS = 4
+"""Datagrams from one server carrying a query's id but answering another question (or echoing
+it) read before that server is given up for the query: each is read in full, which a hostile
+server can make cost a large packet's parse."""
+_SYNC_GRACE = 1.0
+"""Seconds a synchronous caller waits past the deadline for the resolver's own event loop
+before it reports a timeout itself (that loop only overruns when the process is starved)."""
 _FAILURE_PRECEDENCE = ("servfail", "refused", "error", "timeout")
-_QTYPE_TEXT = {1: "A", 28: "AAAA"}
+_QTYPE_TEXT = {dns.rdatatype.A: "A", dns.rdatatype.AAAA: "AAAA"}
+_RCODE_STATUS = {dns.rcode.SERVFAIL: "servfail", dns.rcode.REFUSED: "refused"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,127 +212,7 @@ def _system_nameservers() -> tuple[tuple[str, int], ...]:
 
 
 # --------------------------------------------------------------------------------------------
-# The lookup itself, without I/O: the drivers below move bytes and call these methods.
-
-
-Labels = tuple[bytes, ...]
-"""A domain name as its labels, lower-cased (ASCII only, as DNS compares), root label left out."""
-
-_A, _AAAA, _CNAME, _SOA = 1, 28, 5, 6
-_IN = 1
-_QR, _TC, _RD = 0x8000, 0x0200, 0x0100
-_NOERROR, _FORMERR, _SERVFAIL, _NXDOMAIN, _REFUSED = 0, 1, 2, 3, 5
-_RCODE_STATUS = {_SERVFAIL: "servfail", _REFUSED: "refused"}
-
-
-def _query_wire(qid: int, qname: Labels, rdtype: int, edns: bool) -> bytes:
-    # Built by hand: the format is fixed and tiny, and dnspython's make_query + to_wire cost
-    # ~70 us, a large share of a whole lookup at benchmark rates.
-    header = struct.pack("!HHHHHH", qid, _RD, 1, 0, 0, 1 if edns else 0)
-    name = b"".join(bytes((len(label),)) + label for label in qname) + b"\x00"
-    question = name + struct.pack("!HH", rdtype, _IN)
-    if not edns:
-        return header + question
-    # OPT pseudo-RR: root owner, type 41, class = payload size, TTL = 0 (no DO bit), no data.
-    return header + question + b"\x00" + struct.pack("!HHIH", 41, _EDNS_PAYLOAD, 0, 0)
-
-
-def _labels_text(labels: Labels) -> str:
-    # dnspython writes unusual bytes as DNS escapes (\\. \\032), so a label holding a dot
-    # cannot pass for two labels in the text.
-    return str(dns.name.Name((*labels, b"")).to_text(omit_final_dot=True))
-
-
-@dataclass(slots=True)
-class _Reply:
-    """The parts of a DNS response a lookup uses."""
-
-    qid: int
-    flags: int
-    question: tuple[Labels, int, int] | None
-    answer: dict[tuple[Labels, int], tuple[int, list[str | Labels]]]
-    """(owner, type) -> (TTL, data): addresses as text for A/AAAA, the target for CNAME."""
-    negative_ttl: int | None
-    """From an SOA in the authority section (RFC 2308: the smaller of its TTL and MINIMUM)."""
-
-    @property
-    def rcode(self) -> int:
-        return self.flags & 0x000F
-
-
-def _read_name(data: bytes, pos: int) -> tuple[Labels, int]:
-    """Read a possibly compressed name at ``pos``; returns it and the position after it."""
-    labels: list[bytes] = []
-    after = -1
-    size = 0
-    while True:
-        length = data[pos]
-        if length >= 0xC0:
-            target = ((length & 0x3F) << 8) | data[pos + 1]
-            if after < 0:
-                after = pos + 2
-            # Only backward pointers: every jump lands earlier, so a loop cannot be built.
-            if target >= pos:
-                raise ValueError("forward compression pointer")
-            pos = target
-            continue
-        if length > 63:
-            raise ValueError("unknown label type")
-        pos += 1
-        if length == 0:
-            return tuple(labels), (after if after >= 0 else pos)
-        label = data[pos : pos + length]
-        size += length + 1
-        if len(label) != length or size > 255:
-            raise ValueError("label past the end or name too long")
-        labels.append(label.lower())
-        pos += length
-
-
-def _parse_reply(data: bytes) -> _Reply:
-    """Parse a response; raises ValueError, IndexError or struct.error on a malformed one.
-
-    Written for speed (dnspython's full parser took ~100 us a message here) and for what a
-    lookup needs: the question, the A/AAAA/CNAME answers, the negative TTL. The additional
-    section is not read.
-    """
-    qid, flags, qdcount, ancount, nscount, _ = struct.unpack_from("!HHHHHH", data)
-    reply = _Reply(qid, flags, None, {}, None)
-    pos = 12
-    if qdcount != 1:
-        return reply  # not an answer to our one question; the caller rejects it
-    qname, pos = _read_name(data, pos)
-    qtype, qclass = struct.unpack_from("!HH", data, pos)
-    pos += 4
-    reply.question = (qname, qtype, qclass)
-    if flags & _TC:
-        return reply  # a truncated answer is only a signal to ask over TCP
-    for section, count in ((0, ancount), (1, nscount)):
-        for _ in range(count):
-            owner, pos = _read_name(data, pos)
-            rtype, rclass, ttl, rdlength = struct.unpack_from("!HHIH", data, pos)
-            pos += 10
-            end = pos + rdlength
-            if end > len(data):
-                raise ValueError("record data past the end")
-            ttl = 0 if ttl > 0x7FFFFFFF else ttl  # RFC 2181 section 8
-            if rclass == _IN and section == 0 and rtype in (_A, _AAAA, _CNAME):
-                value: str | Labels
-                if rtype == _A:
-                    value = str(ipaddress.IPv4Address(data[pos:end]))
-                elif rtype == _AAAA:
-                    value = str(ipaddress.IPv6Address(data[pos:end]))
-                else:
-                    value, _ = _read_name(data, pos)
-                old_ttl, values = reply.answer.setdefault((owner, rtype), (ttl, []))
-                values.append(value)
-                if ttl < old_ttl:
-                    reply.answer[(owner, rtype)] = (ttl, values)
-            elif section == 1 and rtype == _SOA and rdlength >= 22:
-                (minimum,) = struct.unpack_from("!I", data, end - 4)
-                reply.negative_ttl = min(ttl, minimum)
-            pos = end
-    return reply
+# One lookup: two queries (A and AAAA) and the CNAMEs they lead to, over dnspython.
 
 
 class _Track:
@@ -310,27 +220,27 @@ class _Track:
 
     __slots__ = (
         "addresses",
+        "attempt",
         "chain",
         "detail",
         "edns",
         "failed_servers",
         "failure",
         "negative_ttl",
-        "qid",
+        "other_answers",
         "qname",
+        "query",
         "rdtype",
         "seen",
-        "sent_to",
         "status",
-        "tcp_pending",
         "ttls",
         "wire",
     )
 
-    def __init__(self, rdtype: int, qname: Labels) -> None:
+    def __init__(self, rdtype: dns.rdatatype.RdataType, qname: dns.name.Name) -> None:
         self.rdtype = rdtype
         self.chain: list[str] = []
-        self.seen: set[Labels] = {qname}
+        self.seen: set[dns.name.Name] = {qname}
         self.addresses: list[str] = []
         self.ttls: list[int] = []
         self.status: str | None = None
@@ -338,34 +248,91 @@ class _Track:
         self.failure: tuple[str, str] | None = None
         self.negative_ttl: int | None = None
         self.edns = True
-        self.tcp_pending = False
+        self.attempt = 0
+        self.other_answers: dict[int, int] = {}
+        """Server -> datagrams under the query's id that answered something else."""
         self.failed_servers: set[int] = set()
-        self.sent_to: set[int] = set()
         self.qname = qname
-        self.qid = 0
-        self.wire = b""
-        self.new_query(qname)
+        self.query = self.new_query(qname)
 
-    def new_query(self, qname: Labels) -> None:
+    def new_query(self, qname: dns.name.Name) -> dns.message.QueryMessage:
+        """A fresh query for ``qname`` (a new random id), with no server asked yet."""
         self.qname = qname
-        self.qid = secrets.randbits(16)
-        self.wire = _query_wire(self.qid, qname, self.rdtype, self.edns)
-        self.sent_to = set()
+        self.query = dns.message.make_query(
+            qname,
+            self.rdtype,
+            use_edns=0 if self.edns else False,
+            payload=_EDNS_PAYLOAD,
+        )
+        self.wire: bytes = self.query.to_wire()  # sent again as is on every resend
         self.failed_servers = set()
         self.failure = None
+        return self.query
 
     def finish(self, status: str, detail: str = "") -> None:
-        self.status = status
-        self.detail = detail
+        """End the query with ``status`` (the first end wins)."""
+        if self.status is None:
+            self.status = status
+            self.detail = detail
+
+
+class _Failure:
+    """Why one UDP exchange with one server gave no usable answer."""
+
+    __slots__ = ("error", "unreachable")
+
+    def __init__(self, error: str, *, unreachable: bool = False) -> None:
+        self.error = error
+        self.unreachable = unreachable
+
+
+_Received = dns.message.Message | _Failure
+"""What one UDP exchange ends with: a response to the question (perhaps truncated), or why not."""
+
+
+def _read_response(query: dns.message.Message, wire: bytes) -> _Received | None:
+    """The response ``wire`` carries for ``query``; None for a packet that is not one.
+
+    A truncated response is returned as far as dnspython could read it: it is a signal to ask
+    over TCP, never an answer.
+    """
+    try:
+        response = dns.message.from_wire(wire, raise_on_truncation=True)
+    except dns.message.Truncated as exc:
+        response = exc.message()  # type: ignore[no-untyped-call]
+    except Exception as exc:  # the answer to our id is broken: fail, never guess
+        return _Failure(f"sent a malformed answer ({_exception_text(exc)})")
+    if not query.is_response(response):
+        return None  # an echo, or an answer to another question
+    return response
+
+
+def _address_text(rdata: Any) -> str:
+    # ipaddress's canonical text (dnspython writes ::ffff:7f00:1 as ::ffff:127.0.0.1).
+    return str(ipaddress.ip_address(rdata.address))
+
+
+def _name_text(name: dns.name.Name) -> str:
+    # dnspython writes unusual bytes as DNS escapes (\\. \\032), so a label holding a dot
+    # cannot pass for two labels in the text.
+    return str(name.to_text(omit_final_dot=True)).lower()
+
+
+def _ttl(value: int) -> int:
+    return 0 if value > _MAX_TTL else int(value)
 
 
 class _Lookup:
-    """The state of one name's lookup. Not thread-safe: one driver call owns it."""
+    """The state of one name's lookup: two tracks, the servers, the deadline.
+
+    Runs on one event loop; the two tracks run as tasks of their own and share only the
+    servers found unreachable.
+    """
 
     def __init__(
         self,
         name: str,
-        qname: Labels,
+        qname: dns.name.Name,
         servers: Sequence[tuple[str, int]],
         start: float,
         timeout: float,
@@ -377,75 +344,201 @@ class _Lookup:
         # Resend an unanswered query this often (to the next server if there are several):
         # a quarter of the deadline, within [0.2 s, 1 s].
         self.retry = min(1.0, max(0.2, timeout / 4))
-        self.tracks = [_Track(rdtype, qname) for rdtype in (_A, _AAAA)]
-        self.next_send = start
-        self.attempt = 0
+        self.tracks = [_Track(rdtype, qname) for rdtype in _QTYPE_TEXT]
         self.unreachable: dict[int, str] = {}
-        self.tcp_wanted: list[tuple[_Track, int]] = []
 
-    @property
-    def done(self) -> bool:
-        return all(t.status is not None for t in self.tracks)
+    def remaining(self) -> float:
+        """Seconds left before the deadline (0 once it has passed)."""
+        return max(0.0, self.deadline - time.monotonic())
 
-    def _open(self) -> list[_Track]:
-        return [t for t in self.tracks if t.status is None and not t.tcp_pending]
+    async def run(self) -> None:
+        """Run both queries to their end, or to the deadline."""
+        tasks = {asyncio.ensure_future(self._ask(track)): track for track in self.tracks}
+        try:
+            done, _ = await asyncio.wait(tasks, timeout=self.remaining())
+        finally:
+            await _cancel(tasks)
+        for task in done:
+            exc = task.exception()
+            if exc is not None:
+                # Fail closed: whatever went wrong, the name is not vouched for.
+                tasks[task].finish("error", f"the lookup failed: {_exception_text(exc)}")
+        self.expire()
 
-    def _server_for(self, track: _Track, attempt: int) -> int | None:
+    def expire(self) -> None:
+        """End every unfinished query: the deadline has passed."""
+        for track in self.tracks:
+            self._expire(track)
+
+    def _expire(self, track: _Track) -> None:
+        # The last failure seen, if any, says more than "no answer".
+        if track.failure is not None:
+            track.finish(*track.failure)
+        track.finish(
+            "timeout",
+            f"no answer from {self._server_list()} within {self.deadline - self.start:g} s",
+        )
+
+    async def _ask(self, track: _Track) -> None:
+        """Ask ``track``'s question, follow its CNAMEs, until it has an end."""
+        while track.status is None:
+            got = await self._exchange(track)
+            if got is None:
+                return
+            idx, response = got
+            rcode = response.rcode()
+            if rcode == dns.rcode.FORMERR and track.edns:
+                # A server too old for EDNS: ask it again without.
+                track.edns = False
+                track.new_query(track.qname)
+                continue
+            if rcode not in (dns.rcode.NOERROR, dns.rcode.NXDOMAIN):
+                status = _RCODE_STATUS.get(rcode, "error")
+                self._server_failed(track, idx, status, f"answered {dns.rcode.to_text(rcode)}")
+                continue
+            target = self._read_answer(track, response)
+            if target is not None:
+                track.new_query(target)
+
+    async def _exchange(self, track: _Track) -> tuple[int, dns.message.Message] | None:
+        """One answer to the track's query, over UDP or, when truncated, TCP; None at its end."""
+        while track.status is None:
+            got = await self._udp(track)
+            if got is None:
+                return None
+            idx, response = got
+            if not response.flags & dns.flags.TC:
+                return got
+            # Truncated: the TCP answer is the one used, whatever else arrives over UDP.
+            answer = await self._tcp(track, idx)
+            if answer is not None:
+                return idx, answer
+        return None
+
+    async def _udp(self, track: _Track) -> tuple[int, dns.message.Message] | None:
+        """The first response over UDP, sending again every ``retry`` seconds, or None."""
+        tasks: dict[asyncio.Future[_Received | None], int] = {}
+        try:
+            while track.status is None:
+                idx = self._server_for(track)
+                if idx is not None:
+                    tasks[asyncio.ensure_future(self._udp_exchange(track, idx))] = idx
+                    track.attempt += 1
+                elif not tasks:
+                    self._give_up(track)
+                    return None
+                wait = min(self.retry, self.remaining())
+                if wait <= 0:
+                    self._expire(track)
+                    return None
+                done, _ = await asyncio.wait(
+                    tasks, timeout=wait, return_when=asyncio.FIRST_COMPLETED
+                )
+                for finished in done:
+                    idx = tasks.pop(finished)
+                    received = finished.result()
+                    if isinstance(received, dns.message.Message):
+                        return idx, received
+                    if received is None:
+                        continue
+                    if received.unreachable:
+                        self.unreachable[idx] = f"{self._server_text(idx)}: {received.error}"
+                    else:
+                        self._server_failed(track, idx, "error", received.error)
+            return None
+        finally:
+            await _cancel(tasks)
+
+    async def _udp_exchange(self, track: _Track, idx: int) -> _Received | None:
+        """Send the track's query to server ``idx`` once and read until a response arrives.
+
+        Ends with a response, a failure, or None once the deadline has passed (each datagram
+        read is followed by a look at the clock); the caller cancels it at the deadline or when
+        another exchange answered first.
+        """
+        host, port = self.servers[idx]
+        af = dns.inet.af_for_address(host)
+        # Named, not sniffed: urlvet's lookups always run on asyncio.
+        backend = dns.asyncbackend.get_backend("asyncio")
+        try:
+            # Connected: the kernel delivers only datagrams from the server, and reports ICMP
+            # port-unreachable as ConnectionRefusedError, so a dead port fails fast.
+            sock = await backend.make_socket(  # type: ignore[no-untyped-call]
+                af, socket.SOCK_DGRAM, 0, None, (host, port)
+            )
+        except OSError as exc:
+            return _Failure(_exception_text(exc), unreachable=True)
+        async with sock:
+            try:
+                query = track.query
+                # The socket's own form of the address: (host, port, flow, scope) for IPv6.
+                destination = dns.inet.low_level_address_tuple((host, port), af)
+                await dns.asyncquery.send_udp(sock, track.wire, destination)
+                qid = track.wire[:2]
+                while self.remaining() > 0:
+                    wire, _ = await sock.recvfrom(65535, None)
+                    # Another id: noise or a forgery, dropped unread (a flood costs a compare
+                    # each). Our id: read by dnspython.
+                    if wire[:2] == qid:
+                        received = _read_response(query, wire)
+                        if received is not None:
+                            return received
+                        others = track.other_answers[idx] = track.other_answers.get(idx, 0) + 1
+                        if others >= _MAX_OTHER_ANSWERS:
+                            return _Failure(f"sent {others} answers to another question")
+                    # Queued datagrams are read without a pause otherwise: let the event
+                    # loop's other tasks run between two.
+                    await asyncio.sleep(0)
+            except OSError as exc:
+                return _Failure(_exception_text(exc), unreachable=True)
+            except EOFError:
+                return _Failure("closed the socket", unreachable=True)
+        return None  # past the deadline: the waiting caller reports the timeout
+
+    async def _tcp(self, track: _Track, idx: int) -> dns.message.Message | None:
+        """The TCP answer of server ``idx`` to the track's query, or None (failure recorded)."""
+        host, port = self.servers[idx]
+        remaining = self.remaining()
+        what = "sent an answer too large for UDP and the TCP retry failed: "
+        # What the deadline reports if it comes first (the lookup is then cancelled here).
+        before = track.failure
+        track.failure = ("timeout", f"{self._server_text(idx)} did not answer over TCP in time")
+        try:
+            async with asyncio.timeout(remaining):
+                answer = await dns.asyncquery.tcp(
+                    track.query,
+                    host,
+                    remaining,
+                    port,
+                    backend=dns.asyncbackend.get_backend("asyncio"),
+                )
+        except (TimeoutError, dns.exception.Timeout):
+            self._server_failed(track, idx, "timeout", "did not answer over TCP in time")
+            return None
+        except (OSError, EOFError) as exc:
+            self._server_failed(track, idx, "error", what + _exception_text(exc))
+            return None
+        except dns.query.BadResponse:
+            self._server_failed(track, idx, "error", "answered another question over TCP")
+            return None
+        except Exception as exc:  # dnspython refused the packet: a broken answer, fail closed
+            detail = f"sent a malformed answer over TCP ({_exception_text(exc)})"
+            self._server_failed(track, idx, "error", detail)
+            return None
+        if answer.flags & dns.flags.TC:
+            # Nothing may be cut short over TCP: a truncated answer there hides the rest.
+            self._server_failed(track, idx, "error", "sent a truncated answer over TCP")
+            return None
+        track.failure = before
+        return answer
+
+    def _server_for(self, track: _Track) -> int | None:
         n = len(self.servers)
         for i in range(n):
-            idx = (attempt + i) % n
+            idx = (track.attempt + i) % n
             if idx not in self.unreachable and idx not in track.failed_servers:
                 return idx
         return None
-
-    def due_sends(self, now: float) -> list[tuple[int, bytes]]:
-        """The datagrams to send now: first queries, resends, chases."""
-        sends: list[tuple[int, bytes]] = []
-        resend = now >= self.next_send
-        for track in self._open():
-            if track.sent_to and not resend:
-                continue
-            idx = self._server_for(track, self.attempt)
-            if idx is None:
-                self._give_up(track)
-                continue
-            track.sent_to.add(idx)
-            sends.append((idx, track.wire))
-        if resend:
-            self.attempt += 1
-            self.next_send = now + self.retry
-        return sends
-
-    def wake_at(self) -> float:
-        """When the driver must call :meth:`due_sends` or :meth:`expire` next."""
-        if self._open():
-            return min(self.next_send, self.deadline)
-        return self.deadline
-
-    def expire(self, now: float) -> None:
-        """End every unfinished query once the deadline has passed."""
-        if now < self.deadline:
-            return
-        for track in self.tracks:
-            if track.status is None:
-                if track.failure is not None:
-                    track.finish(*track.failure)
-                else:
-                    track.finish(
-                        "timeout",
-                        f"no answer from {self._server_list()} within "
-                        f"{self.deadline - self.start:g} s",
-                    )
-
-    def on_unreachable(self, idx: int, error: BaseException) -> None:
-        """A nameserver's port is closed (ICMP) or its address unusable."""
-        host, port = self.servers[idx]
-        self.unreachable[idx] = f"{_fmt_server(host, port)}: {_os_error_text(error)}"
-        # Whatever was sent there will never be answered: move it to another server now.
-        for track in self._open():
-            track.sent_to.discard(idx)
-            if self._server_for(track, self.attempt) is None and not track.sent_to:
-                self._give_up(track)
 
     def _give_up(self, track: _Track) -> None:
         if track.failure is not None:
@@ -457,168 +550,75 @@ class _Lookup:
         else:
             track.finish("error", "no nameserver is configured")
 
-    def on_datagram(self, idx: int, data: bytes) -> None:
-        """A UDP datagram from server ``idx``: a response to one of the tracks, or noise."""
-        try:
-            reply = _parse_reply(data)
-        except (ValueError, IndexError, struct.error):
-            reply = None
-        for track in self.tracks:
-            if track.status is not None or idx not in track.sent_to:
-                continue
-            if reply is None:
-                # Unparsable: only a packet whose header matches our query id is taken as the
-                # server's broken answer; anything else is noise (or a forgery) to ignore.
-                if len(data) >= 2 and int.from_bytes(data[:2], "big") == track.qid:
-                    self._server_failed(track, idx, "error", "sent a malformed answer")
-                    return
-                continue
-            if self._answers(track, reply):
-                if reply.flags & _TC:
-                    if not track.tcp_pending:
-                        track.tcp_pending = True
-                        self.tcp_wanted.append((track, idx))
-                    return
-                self.on_response(track, idx, reply)
-                return
-
-    @staticmethod
-    def _answers(track: _Track, reply: _Reply) -> bool:
-        return (
-            reply.qid == track.qid
-            and bool(reply.flags & _QR)
-            and (reply.flags >> 11) & 0xF == 0  # opcode QUERY
-            and reply.question == (track.qname, track.rdtype, _IN)
-        )
-
-    def on_tcp_result(self, track: _Track, idx: int, result: bytes | BaseException) -> None:
-        """The outcome of the TCP retry of a truncated answer: the response, or the error."""
-        track.tcp_pending = False
-        if track.status is not None:
-            return  # already ended by the deadline
-        if isinstance(result, TimeoutError):
-            self._server_failed(track, idx, "timeout", "did not answer over TCP in time")
-            return
-        if isinstance(result, BaseException):
-            self._server_failed(
-                track,
-                idx,
-                "error",
-                "sent an answer too large for UDP and the TCP retry failed: "
-                + _os_error_text(result),
-            )
-            return
-        try:
-            reply = _parse_reply(result)
-        except (ValueError, IndexError, struct.error):
-            self._server_failed(track, idx, "error", "sent a malformed answer over TCP")
-            return
-        if not self._answers(track, reply):
-            self._server_failed(track, idx, "error", "answered another question over TCP")
-            return
-        self.on_response(track, idx, reply)
-
     def _server_failed(self, track: _Track, idx: int, status: str, what: str) -> None:
-        """Server ``idx`` gave no usable answer for ``track``: try another, or give up."""
-        host, port = self.servers[idx]
+        """Server ``idx`` gave no usable answer for ``track``: another is asked, if any."""
         target = ""
         if track.chain:
-            target = f" for {_labels_text(track.qname)}, the CNAME target"
-        track.failure = (status, f"{_fmt_server(host, port)} {what}{target}")
+            target = f" for {_name_text(track.qname)}, the CNAME target"
+        track.failure = (status, f"{self._server_text(idx)} {what}{target}")
         track.failed_servers.add(idx)
-        track.sent_to.discard(idx)
-        # Another server may know better: due_sends asks it at once. With none left, done.
-        if self._server_for(track, self.attempt) is None:
+        if self._server_for(track) is None:
             track.finish(*track.failure)
 
-    def on_response(self, track: _Track, idx: int, reply: _Reply) -> None:
-        """A validated response for ``track`` from server ``idx``."""
-        rcode = reply.rcode
-        if rcode == _FORMERR and track.edns:
-            # A server too old for EDNS: ask it again without.
-            track.edns = False
-            track.new_query(track.qname)
-            return
-        if rcode not in (_NOERROR, _NXDOMAIN):
-            status = _RCODE_STATUS.get(rcode, "error")
-            self._server_failed(track, idx, status, f"answered {dns.rcode.Rcode.to_text(rcode)}")
-            return
-        self._read_answer(track, reply)
-
-    def _read_answer(self, track: _Track, reply: _Reply) -> None:
+    def _read_answer(self, track: _Track, response: dns.message.Message) -> dns.name.Name | None:
+        """Take the addresses from ``response``; returns a CNAME target still to ask, or None."""
         name = track.qname
+        nxdomain = response.rcode() == dns.rcode.NXDOMAIN
         while True:
-            data = reply.answer.get((name, track.rdtype))
-            if data is not None:
-                ttl, addresses = data
-                track.ttls.append(ttl)
-                track.addresses.extend(a for a in addresses if isinstance(a, str))
-                track.finish("ok")
-                return
-            cname = reply.answer.get((name, _CNAME))
+            rrset = response.get_rrset(response.answer, name, dns.rdataclass.IN, track.rdtype)
+            if rrset is not None:
+                track.ttls.append(_ttl(rrset.ttl))
+                track.addresses.extend(_address_text(rdata) for rdata in rrset)
+                if nxdomain:
+                    # The addresses stay, for the address rules; the answer is not trusted.
+                    track.finish("error", "answered NXDOMAIN and gave addresses at once")
+                else:
+                    track.finish("ok")
+                return None
+            cname = response.get_rrset(
+                response.answer, name, dns.rdataclass.IN, dns.rdatatype.CNAME
+            )
             if cname is None:
                 break
-            ttl, (target, *_) = cname
-            assert isinstance(target, tuple)
-            track.ttls.append(ttl)
-            track.chain.append(_labels_text(target))
+            target: dns.name.Name = next(iter(cname)).target
+            track.ttls.append(_ttl(cname.ttl))
+            track.chain.append(_name_text(target))
             if target in track.seen:
                 track.finish("error", f"the CNAME chain loops back to {track.chain[-1]}")
-                return
+                return None
             if len(track.chain) > MAX_CNAME_CHAIN:
                 track.finish("error", f"the CNAME chain is longer than {MAX_CNAME_CHAIN} names")
-                return
+                return None
             track.seen.add(target)
             name = target
-        track.negative_ttl = reply.negative_ttl
-        if reply.rcode == _NXDOMAIN:
-            where = f" ({_labels_text(name)}, the end of the CNAME chain)"
+        track.negative_ttl = _negative_ttl(response)
+        if nxdomain:
+            where = f" ({_name_text(name)}, the end of the CNAME chain)"
             track.finish("nxdomain", "the name does not exist" + (where if track.chain else ""))
-        elif name != track.qname and reply.negative_ttl is None:
+        elif name != track.qname and track.negative_ttl is None:
             # The server stopped at a CNAME whose target it does not serve: ask for the target.
-            track.new_query(name)
+            return name
         else:
             track.finish("ok")
+        return None
 
     def result(self, now: float) -> tuple[Resolution, float]:
         """The combined resolution and how long it may be cached (0 = not at all)."""
         a, aaaa = self.tracks
         addresses = list(dict.fromkeys(a.addresses + aaaa.addresses))
-        cnames = list(dict.fromkeys(a.chain + aaaa.chain))
         ttls = a.ttls + aaaa.ttls
-        min_ttl = min(ttls) if ttls else None
-        statuses = {t.status for t in self.tracks}
-        detail = ""
-        if "nxdomain" in statuses:
-            status = "nxdomain"
-            detail = next(t.detail for t in self.tracks if t.status == "nxdomain")
-        elif statuses == {"ok"}:
-            status = "ok" if addresses else "no-answer"
-            if not addresses:
-                detail = "the name exists but has no IPv4 or IPv6 address"
-        else:
-            status = next(s for s in _FAILURE_PRECEDENCE if s in statuses)
-            failed = [t for t in self.tracks if t.status in _FAILURE_PRECEDENCE]
-            if len(failed) == 2 and failed[0].detail == failed[1].detail:
-                detail = failed[0].detail
-            else:
-                detail = "; ".join(f"{_QTYPE_TEXT[t.rdtype]}: {t.detail}" for t in failed)
-            if len(failed) == 1:
-                other = _QTYPE_TEXT[(a if failed[0] is aaaa else aaaa).rdtype]
-                detail += f"; the {other} query was answered" + (
-                    f" ({', '.join(addresses)})" if addresses else " (no address)"
-                )
+        status, detail = self._status(addresses)
         resolution = Resolution(
             name=self.name,
             status=status,
             addresses=tuple(addresses),
-            cnames=tuple(cnames),
-            min_ttl=min_ttl,
+            cnames=tuple(dict.fromkeys(a.chain + aaaa.chain)),
+            min_ttl=min(ttls) if ttls else None,
             detail=detail,
             elapsed=now - self.start,
         )
         if status == "ok":
-            ttl = float(min(min_ttl or 0, MAX_POSITIVE_TTL))
+            ttl = float(min(resolution.min_ttl or 0, MAX_POSITIVE_TTL))
         elif status in ("nxdomain", "no-answer"):
             negative = [t.negative_ttl for t in self.tracks if t.negative_ttl is not None]
             ttl = float(min(min(negative, default=_DEFAULT_NEGATIVE_TTL), MAX_NEGATIVE_TTL))
@@ -626,37 +626,94 @@ class _Lookup:
             ttl = FAILURE_TTL
         return resolution, ttl
 
+    def _status(self, addresses: list[str]) -> tuple[str, str]:
+        """The combined status and its detail (see the module documentation)."""
+        statuses = {t.status for t in self.tracks}
+        if "nxdomain" in statuses and "error" not in statuses:
+            return "nxdomain", next(t.detail for t in self.tracks if t.status == "nxdomain")
+        if statuses == {"ok"}:
+            if addresses:
+                return "ok", ""
+            return "no-answer", "the name exists but has no IPv4 or IPv6 address"
+        status = next(s for s in _FAILURE_PRECEDENCE if s in statuses)
+        failed = [t for t in self.tracks if t.status in _FAILURE_PRECEDENCE]
+        if len(failed) == 2 and failed[0].detail == failed[1].detail:
+            detail = failed[0].detail
+        else:
+            detail = "; ".join(f"{_QTYPE_TEXT[t.rdtype]}: {t.detail}" for t in failed)
+        if len(failed) == 1:
+            other = next(t for t in self.tracks if t is not failed[0])
+            detail += f"; the {_QTYPE_TEXT[other.rdtype]} query was answered" + (
+                f" ({', '.join(addresses)})" if addresses else " (no address)"
+            )
+        return status, detail
+
+    def _server_text(self, idx: int) -> str:
+        return _fmt_server(*self.servers[idx])
+
     def _server_list(self) -> str:
         return ", ".join(_fmt_server(h, p) for h, p in self.servers)
+
+
+def _negative_ttl(response: dns.message.Message) -> int | None:
+    """RFC 2308: the smaller of the authority SOA's TTL and its MINIMUM field, or None."""
+    for rrset in response.authority:
+        if rrset.rdtype == dns.rdatatype.SOA and rrset.rdclass == dns.rdataclass.IN:
+            return min(_ttl(rrset.ttl), _ttl(next(iter(rrset)).minimum))
+    return None
+
+
+async def _cancel(tasks: dict[Any, Any]) -> None:
+    """Cancel the unfinished ``tasks`` and wait for them to end (their sockets close)."""
+    pending = [t for t in tasks if not t.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.wait(pending)
 
 
 def _fmt_server(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def _os_error_text(error: BaseException) -> str:
+def _exception_text(error: BaseException) -> str:
     if isinstance(error, ConnectionRefusedError):
         return "connection refused (nothing listens on that port)"
     if isinstance(error, OSError) and error.strerror:
-        return error.strerror.lower()
+        return str(error.strerror).lower()
     return str(error) or type(error).__name__
 
 
-def _udp_socket(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_DGRAM)
-    try:
-        sock.setblocking(False)
-        # Connected: the kernel delivers only datagrams from the server, and reports ICMP
-        # port-unreachable as ConnectionRefusedError, so a dead port fails fast.
-        sock.connect((host, port))
-    except BaseException:
-        sock.close()
-        raise
-    return sock
+class _LoopThread:
+    """An event loop in a daemon thread of its own: where :meth:`Resolver.resolve` runs."""
 
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._serve, name="urlvet-dns", daemon=True)
+        self._thread.start()
 
-# --------------------------------------------------------------------------------------------
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_forever()
+        finally:
+            self.loop.close()
+
+    def run(self, lookup: Coroutine[Any, Any, Resolution], wait: float) -> Resolution | None:
+        """Run ``lookup`` on the loop; None when it has not ended within ``wait`` seconds."""
+        future = asyncio.run_coroutine_threadsafe(lookup, self.loop)
+        try:
+            return future.result(wait)
+        except concurrent.futures.TimeoutError:
+            return None
+        finally:
+            future.cancel()
+
+    def stop(self) -> None:
+        """Stop the loop (its thread then ends)."""
+        with contextlib.suppress(RuntimeError):  # already closed
+            self.loop.call_soon_threadsafe(self.loop.stop)
 
 
 class _Cache:
@@ -745,6 +802,7 @@ class Resolver:
         self._inflight: dict[
             tuple[asyncio.AbstractEventLoop, str, float], asyncio.Task[Resolution]
         ] = {}
+        self._runner: _LoopThread | None = None
 
     def __repr__(self) -> str:
         servers = ", ".join(_fmt_server(h, p) for h, p in self.nameservers)
@@ -766,7 +824,10 @@ class Resolver:
         key, qname = prepared
         with self._sync_slots:
             lookup = _Lookup(key, qname, self.nameservers, time.monotonic(), deadline)
-            self._drive_sync(lookup)
+            done = self._loop_thread().run(self._run(lookup), deadline + _SYNC_GRACE)
+            if done is not None:
+                return done
+            lookup.expire()
             return self._finish(lookup)
 
     async def aresolve(self, name: str, timeout: float | None = None) -> Resolution:
@@ -799,12 +860,15 @@ class Resolver:
             self._inflight.pop(flight, None)
 
     async def _lookup_async(
-        self, key: str, qname: Labels, deadline: float, loop: asyncio.AbstractEventLoop
+        self, key: str, qname: dns.name.Name, deadline: float, loop: asyncio.AbstractEventLoop
     ) -> Resolution:
         async with self._slots(loop):
             lookup = _Lookup(key, qname, self.nameservers, time.monotonic(), deadline)
-            await self._drive_async(lookup, loop)
-            return self._finish(lookup)
+            return await self._run(lookup)
+
+    async def _run(self, lookup: _Lookup) -> Resolution:
+        await lookup.run()
+        return self._finish(lookup)
 
     # -- shared steps ------------------------------------------------------------------------
 
@@ -815,7 +879,7 @@ class Resolver:
             raise InputError(f"DNS timeout must be positive, got {value}")
         return value
 
-    def _prepare(self, name: str, start: float) -> Resolution | tuple[str, Labels]:
+    def _prepare(self, name: str, start: float) -> Resolution | tuple[str, dns.name.Name]:
         """A ready answer (invalid name, or cached), or the cache key and the name to ask."""
         key = name[:-1] if name.endswith(".") else name
         key = key.lower()
@@ -825,14 +889,11 @@ class Resolver:
         cached = self._cache.get(key, start)
         if cached is not None:
             return replace(cached, elapsed=time.monotonic() - start)
-        if len(key) <= 253 and _PLAIN_NAME.fullmatch(key):
-            # The usual host name: split it here, 15 us faster than dnspython's text parser.
-            return key, tuple(key.encode().split(b"."))
         try:
             qname = dns.name.from_text(key, origin=dns.name.root)
         except dns.exception.DNSException as exc:
             return Resolution(key, "error", (), (), None, f"not a valid DNS name: {exc}")
-        return key, tuple(label.lower() for label in qname.labels[:-1])
+        return key, qname
 
     def _finish(self, lookup: _Lookup) -> Resolution:
         now = time.monotonic()
@@ -849,230 +910,20 @@ class Resolver:
                 self._loop_slots[loop] = slots
             return slots
 
-    # -- drivers -----------------------------------------------------------------------------
+    def _loop_thread(self) -> _LoopThread:
+        """The event loop the synchronous lookups run on, started on first use.
 
-    def _drive_sync(self, lookup: _Lookup) -> None:
-        socks: dict[int, socket.socket] = {}
-        try:
-            while True:
-                self._send_all(lookup, socks, time.monotonic())
-                for track, idx in lookup.tcp_wanted:
-                    lookup.on_tcp_result(track, idx, self._tcp_sync(lookup, track, idx))
-                if lookup.tcp_wanted:
-                    lookup.tcp_wanted.clear()
-                    continue
-                now = time.monotonic()
-                lookup.expire(now)
-                if lookup.done:
-                    return
-                wait = max(0.0, lookup.wake_at() - now)
-                live = [s for i, s in socks.items() if i not in lookup.unreachable]
-                if not live:
-                    time.sleep(wait)
-                    continue
-                readable, _, _ = select.select(live, [], [], wait)
-                for sock in readable:
-                    idx = next(i for i, s in socks.items() if s is sock)
-                    self._read_all(lookup, idx, sock)
-        finally:
-            for sock in socks.values():
-                sock.close()
-
-    def _send_all(self, lookup: _Lookup, socks: dict[int, socket.socket], now: float) -> None:
-        for idx, wire in lookup.due_sends(now):
-            try:
-                sock = socks.get(idx)
-                if sock is None:
-                    sock = socks[idx] = _udp_socket(*lookup.servers[idx])
-                sock.send(wire)
-            except BlockingIOError:
-                pass  # the send buffer is full: the next resend goes out later
-            except OSError as exc:
-                lookup.on_unreachable(idx, exc)
-
-    @staticmethod
-    def _read_all(lookup: _Lookup, idx: int, sock: socket.socket) -> None:
-        while True:
-            try:
-                data = sock.recv(65535)
-            except BlockingIOError:
-                return
-            except OSError as exc:
-                lookup.on_unreachable(idx, exc)
-                return
-            lookup.on_datagram(idx, data)
-
-    @staticmethod
-    def _tcp_sync(lookup: _Lookup, track: _Track, idx: int) -> bytes | BaseException:
-        host, port = lookup.servers[idx]
-        try:
-            with socket.create_connection((host, port), timeout=_remaining(lookup)) as sock:
-                # RFC 1035 4.2.2: each message is preceded by its length in two bytes.
-                sock.sendall(len(track.wire).to_bytes(2, "big") + track.wire)
-                size = int.from_bytes(_recv_exactly(sock, 2, lookup), "big")
-                return _recv_exactly(sock, size, lookup)
-        except (OSError, EOFError) as exc:  # socket.timeout is TimeoutError, an OSError
-            return exc
-
-    async def _drive_async(self, lookup: _Lookup, loop: asyncio.AbstractEventLoop) -> None:
-        wake: asyncio.Future[None] = loop.create_future()
-
-        def poke() -> None:
-            if not wake.done():
-                wake.set_result(None)
-
-        socks: dict[int, socket.socket] = {}
-        transports: dict[int, asyncio.DatagramTransport] = {}
-        tcp_tasks: set[asyncio.Task[None]] = set()
-        try:
-            while True:
-                for idx, wire in lookup.due_sends(time.monotonic()):
-                    await self._send_async(lookup, idx, wire, loop, poke, socks, transports)
-                for track, idx in lookup.tcp_wanted:
-                    task = loop.create_task(self._tcp_async(lookup, track, idx, poke))
-                    tcp_tasks.add(task)
-                    task.add_done_callback(tcp_tasks.discard)
-                lookup.tcp_wanted.clear()
-                now = time.monotonic()
-                lookup.expire(now)
-                if lookup.done:
-                    return
-                if wake.done():
-                    wake = loop.create_future()
-                    continue
-                # The loop's clock may differ from time.monotonic(): convert to a delay.
-                timer = loop.call_later(max(0.0, lookup.wake_at() - now), poke)
-                try:
-                    await wake
-                finally:
-                    timer.cancel()
-                wake = loop.create_future()
-        finally:
-            for sock in socks.values():
-                loop.remove_reader(sock.fileno())
-                sock.close()
-            for transport in transports.values():
-                transport.close()
-            for task in tcp_tasks:
-                task.cancel()
-
-    async def _send_async(
-        self,
-        lookup: _Lookup,
-        idx: int,
-        wire: bytes,
-        loop: asyncio.AbstractEventLoop,
-        poke: Callable[[], None],
-        socks: dict[int, socket.socket],
-        transports: dict[int, asyncio.DatagramTransport],
-    ) -> None:
-        try:
-            transport = transports.get(idx)
-            if transport is not None:
-                transport.sendto(wire)
-                return
-            sock = socks.get(idx)
-            if sock is None:
-                sock = _udp_socket(*lookup.servers[idx])
-                try:
-                    # Watching the socket directly costs a fraction of a datagram transport
-                    # (measured: ~60 us a lookup), which matters at thousands of names a second.
-                    loop.add_reader(sock.fileno(), self._on_readable, lookup, idx, sock, poke)
-                    socks[idx] = sock
-                except NotImplementedError:
-                    # Windows' proactor event loop cannot watch sockets: use a transport there.
-                    transport = await self._open_transport(sock, lookup, idx, loop, poke)
-                    transports[idx] = transport
-                    transport.sendto(wire)
-                    return
-            sock.send(wire)
-        except BlockingIOError:
-            pass  # the send buffer is full: the next resend goes out later
-        except OSError as exc:
-            lookup.on_unreachable(idx, exc)
-
-    def _on_readable(
-        self, lookup: _Lookup, idx: int, sock: socket.socket, poke: Callable[[], None]
-    ) -> None:
-        self._read_all(lookup, idx, sock)
-        poke()
-
-    @staticmethod
-    async def _open_transport(
-        sock: socket.socket,
-        lookup: _Lookup,
-        idx: int,
-        loop: asyncio.AbstractEventLoop,
-        poke: Callable[[], None],
-    ) -> asyncio.DatagramTransport:
-        try:
-            transport, _ = await loop.create_datagram_endpoint(
-                lambda: _Protocol(lookup, idx, poke), sock=sock
-            )
-        except BaseException:
-            sock.close()
-            raise
-        return transport
-
-    @staticmethod
-    async def _tcp_async(
-        lookup: _Lookup, track: _Track, idx: int, poke: Callable[[], None]
-    ) -> None:
-        host, port = lookup.servers[idx]
-        result: bytes | BaseException
-        try:
-            async with asyncio.timeout(_remaining(lookup)):
-                reader, writer = await asyncio.open_connection(host, port)
-                try:
-                    writer.write(len(track.wire).to_bytes(2, "big") + track.wire)
-                    size = int.from_bytes(await reader.readexactly(2), "big")
-                    result = await reader.readexactly(size)
-                finally:
-                    writer.close()
-        except (OSError, EOFError, TimeoutError) as exc:  # IncompleteReadError is an EOFError
-            result = exc
-        lookup.on_tcp_result(track, idx, result)
-        poke()
+        A forked child (an audit's worker) gets a loop of its own: the parent's thread did not
+        survive the fork.
+        """
+        with self._lock:
+            runner = self._runner
+            if runner is None or runner.pid != os.getpid():
+                runner = self._runner = _LoopThread()
+                weakref.finalize(self, runner.stop)
+            return runner
 
 
-def _remaining(lookup: _Lookup) -> float:
-    """Seconds left before the lookup's deadline; raises TimeoutError when none are."""
-    remaining = lookup.deadline - time.monotonic()
-    if remaining <= 0:
-        raise TimeoutError
-    return remaining
-
-
-def _recv_exactly(sock: socket.socket, size: int, lookup: _Lookup) -> bytes:
-    data = b""
-    while len(data) < size:
-        sock.settimeout(_remaining(lookup))
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            raise EOFError("the server closed the TCP connection early")
-        data += chunk
-    return data
-
-
-class _Protocol(asyncio.DatagramProtocol):
-    """Hands the datagrams of one lookup's socket to the lookup and wakes its driver."""
-
-    def __init__(self, lookup: _Lookup, idx: int, poke: Callable[[], None]) -> None:
-        self.lookup = lookup
-        self.idx = idx
-        self.poke = poke
-
-    def datagram_received(self, data: bytes, addr: tuple[str | Any, int]) -> None:
-        self.lookup.on_datagram(self.idx, data)
-        self.poke()
-
-    def error_received(self, exc: Exception) -> None:
-        self.lookup.on_unreachable(self.idx, exc)
-        self.poke()
-
-
-_PLAIN_NAME = re.compile(r"[a-z0-9_-]{1,63}(?:\.[a-z0-9_-]{1,63})*")
-"""Lower-case letters, digits, hyphens and underscores in labels of 1 to 63: no escapes."""
 _DOTTED_DECIMAL = frozenset("0123456789.")
 _ENDS_IN_A_NUMBER = re.compile(r"(?:^|\.)(?:[0-9]+|0x[0-9a-f]*)\.?$")
 

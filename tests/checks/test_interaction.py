@@ -269,13 +269,10 @@ def test_vet_form_never_raises_and_is_deterministic(schema: Any, message: Any) -
 
 
 def test_the_strict_policy_blocks_what_the_default_only_warns_about() -> None:
-    from pathlib import Path
-
     from urlvet import Vetter
     from urlvet.policy import load_policy
 
-    rules = Path(__file__).resolve().parents[2] / "rules"
-    strict = Vetter(load_policy(rules / "strict.yaml").with_changes(dns={"enabled": False}))
+    strict = Vetter(load_policy("strict").with_changes(dns={"enabled": False}))
     ssn = _schema(ssn=S)
     asked = (_schema(value=S), "Enter your bank password")
     assert vet_form(OFFLINE, ssn).decision is Decision.WARN

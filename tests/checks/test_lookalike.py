@@ -1,6 +1,6 @@
 """UV3xx lookalike rules, the lookalike index and the protected-domain lists.
 
-Table-driven on the shared corpora: Chromium's lookalike heuristics tables, dnstwist's
+Table-driven on the external corpora (tests/data/corpora): Chromium's lookalike heuristics tables, dnstwist's
 permutations of paypal.com and google.com (recall), and Chromium's top-bucket popular domains
 (false positives).
 """
@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from support.corpora import CORPORA
 from urlvet.checks.base import CheckContext, CheckSettings, Hit, defined_rules, missing_sections
 from urlvet.engine import Vetter
 from urlvet.errors import InputError, PolicyError
@@ -43,7 +44,6 @@ from urlvet.server import as_server
 from urlvet.url import InvalidURL, parse
 
 REPO = Path(__file__).parents[2]
-CORPORA = (REPO / "../shared/corpora").resolve()
 LOOKALIKE_CODES = ("UV301", "UV302", "UV303", "UV304", "UV305", "UV306", "UV307")
 
 

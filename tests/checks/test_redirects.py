@@ -58,18 +58,23 @@ def test_shortener_warns_and_says_the_destination_is_unknown() -> None:
     assert finding.evidence == {"host": "ow.ly", "shortener": "ow.ly"}
 
 
-def test_shortener_list_is_a_policy_key_that_extends_add_to(tmp_path: Path) -> None:
+@pytest.mark.parametrize("extends", ["extends: default\n", ""])
+def test_shortener_list_is_a_policy_key_that_extends_add_to(tmp_path: Path, extends: str) -> None:
+    # Without `extends` a file starts from the default too: a team's first policy keeps the
+    # built-in shorteners.
     child = tmp_path / "team.yaml"
-    (tmp_path / "default.yaml").write_text(
-        (Path(__file__).resolve().parents[2] / "rules" / "default.yaml").read_text("utf-8"),
-        encoding="utf-8",
-    )
-    child.write_text(
-        "extends: default.yaml\ndomains:\n  shorteners: [go.example.net]\n", encoding="utf-8"
-    )
+    child.write_text(extends + "domains:\n  shorteners: [go.example.net]\n", encoding="utf-8")
     vetter = Vetter(load_policy(child).with_changes(dns={"enabled": False}))
     assert "UV212" in codes("https://go.example.net/abc", vetter=vetter)
     assert "UV212" in codes("https://bit.ly/abc", vetter=vetter)  # the parent's stay
+
+
+def test_extends_none_states_the_shortener_list_in_full(tmp_path: Path) -> None:
+    child = tmp_path / "team.yaml"
+    child.write_text("extends: none\ndomains:\n  shorteners: [go.example.net]\n", "utf-8")
+    vetter = Vetter(load_policy(child).with_changes(dns={"enabled": False}))
+    assert "UV212" in codes("https://go.example.net/abc", vetter=vetter)
+    assert "UV212" not in codes("https://bit.ly/abc", vetter=vetter)
     allowed = Vetter(Policy(dns={"enabled": False}, domains={"allowed": ["bit.ly"]}))
     assert "UV212" not in codes("https://bit.ly/abc", vetter=allowed)
 

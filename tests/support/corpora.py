@@ -1,7 +1,9 @@
-"""Where the shared external corpora live, and small helpers the corpus-driven tests share.
+"""Where the external test corpora live, and small helpers the corpus-driven tests share.
 
-The corpora are read in place from ``../shared/corpora`` beside the project (they belong to
-the workplace, not to urlvet, and are never copied in).
+The corpora are test data from public projects urlvet did not write (peers' test suites,
+standards bodies' registries, generated attack corpora), kept in ``tests/data/corpora`` so
+that the suite passes on a bare clone. Where each file comes from and its licence:
+tests/data/README.md.
 """
 
 from __future__ import annotations
@@ -10,9 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
+CORPORA = Path(__file__).resolve().parents[1] / "data" / "corpora"
 
 
 def load(relative: str) -> Any:
-    """A JSON corpus file, by its path under ../shared/corpora."""
+    """A JSON corpus file, by its path under tests/data/corpora."""
     return json.loads((CORPORA / relative).read_text(encoding="utf-8"))

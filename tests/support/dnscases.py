@@ -13,13 +13,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
+from support.corpora import CORPORA
 from urlvet.checks.base import CheckContext, CheckSettings, Hit, defined_rules
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-"""The shared folder beside the repository (in CI too, where a copy lies beside the clone)."""
-SSRF_CORPUS = SHARED / "corpora" / "ssrf"
+SSRF_CORPUS = CORPORA / "ssrf"
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
-"""The MCP protocol texts in ../shared/specs, read in place: example messages and JSON Schemas.
+"""The MCP protocol's example messages and JSON Schemas, kept as test data in tests/data/mcp/.
 
-The spec text is the tests' source of truth: examples are extracted verbatim from the Markdown
-code blocks (and the 2026-07-28 ``examples/`` files), never retyped here.
+The spec text is the tests' source of truth: each page's code blocks are stored verbatim, one
+file a block in page order (``tests/data/mcp/extract.py`` refreshes them from the spec), and
+the 2026-07-28 ``examples/`` files and both revisions' ``schema.json`` as published; never
+retyped here. Source and licence: tests/data/README.md.
 """
 
 from __future__ import annotations
@@ -14,22 +16,9 @@ from typing import Any
 
 from jsonschema import Draft7Validator, Draft202012Validator
 
-SPECS = Path(__file__).resolve().parents[3] / "shared" / "specs"
-DRAFT_TEXT = "draft-user-interaction/000_a4b9f737ef0799a4.txt"
-DRAFT_PAGE = "docs/specification/draft/client/user_interaction.mdx"
-
-_BLOCK = re.compile(r"```(json|jsonc)\n(.*?)```", re.S)
-
-
-def _draft_page() -> str:
-    """The draft's user_interaction.mdx: the added lines of its part of the diff."""
-    lines, inside = [], False
-    for line in (SPECS / DRAFT_TEXT).read_text(encoding="utf-8").splitlines():
-        if line.startswith("diff --git"):
-            inside = DRAFT_PAGE in line
-        elif inside and line.startswith("+") and not line.startswith("+++"):
-            lines.append(line[1:])
-    return "\n".join(lines) + "\n"
+MCP_DATA = Path(__file__).resolve().parents[1] / "data" / "mcp"
+DRAFT_TEXT = "draft/user_interaction.mdx"
+"""The draft "User Interaction" page (the proposal's docs/.../client/user_interaction.mdx)."""
 
 
 def strip_jsonc(text: str) -> str:
@@ -59,22 +48,26 @@ def strip_jsonc(text: str) -> str:
 
 
 @cache
-def code_blocks(relative: str) -> tuple[Any, ...]:
-    """Every ``json``/``jsonc`` code block of a spec page, decoded, in page order."""
-    text = _draft_page() if relative == DRAFT_TEXT else (SPECS / relative).read_text("utf-8")
-    return tuple(json.loads(strip_jsonc(body)) for _, body in _BLOCK.findall(text))
+def code_blocks(page: str) -> tuple[Any, ...]:
+    """Every ``json``/``jsonc`` code block of a spec page (``2025-11-25/elicitation.mdx``),
+    decoded, in page order."""
+    folder = MCP_DATA / page.removesuffix(".mdx")
+    files = sorted(folder.glob("*.json*"))
+    if not files:
+        raise FileNotFoundError(f"no code blocks of {page} in {folder}")
+    return tuple(json.loads(strip_jsonc(f.read_text("utf-8"))) for f in files)
 
 
 @cache
 def example_files() -> dict[str, Any]:
     """The 2026-07-28 examples/ files, decoded, by file name."""
-    folder = SPECS / "2026-07-28" / "examples"
+    folder = MCP_DATA / "2026-07-28" / "examples"
     return {p.name: json.loads(p.read_text("utf-8")) for p in sorted(folder.glob("*.json"))}
 
 
 @cache
 def _schema(version: str) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads((SPECS / version / "schema.json").read_text("utf-8"))
+    loaded: dict[str, Any] = json.loads((MCP_DATA / version / "schema.json").read_text("utf-8"))
     return loaded
 
 

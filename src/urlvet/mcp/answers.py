@@ -26,7 +26,7 @@ Two consumers:
   ======================  ====================================================================
 
 Every message built here is checked in the tests against the JSON Schema of its protocol
-revision (``../shared/specs/``; the draft's additions from its text).
+revision (``tests/data/mcp/``; the draft's additions from its text).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The one parser of every MCP wire shape that carries a URL for a person to open.
 
-Five shapes, in three protocol revisions (``../shared/specs/`` holds their texts):
+Five shapes, in three protocol revisions (``tests/data/mcp/`` holds their examples):
 
 - draft user-interaction proposal (spec PR #475): the server-to-client ``interaction/create``
   request, ``params: {id, type: "ua", interaction: {url, message?}}``, and the

@@ -13,7 +13,7 @@ from typing import Any
 
 from urlvet.errors import InputError, PolicyError
 from urlvet.findings import Decision, Verdict
-from urlvet.policy import Policy
+from urlvet.policy import Policy, policy_file
 from urlvet.review.fixtures import FIXTURES_SUFFIXES, load_fixtures
 from urlvet.server import as_server
 
@@ -119,8 +119,8 @@ def _group_order(change: Change) -> tuple[int, int, int, str]:
 
 
 def fixtures_beside(policy_path: str | Path) -> Path | None:
-    """The fixtures file next to a policy file, if there is one."""
-    path = Path(policy_path)
+    """The fixtures file next to a policy file (or a built-in policy), if there is one."""
+    path = policy_file(policy_path)
     stem = path.name.rsplit(".", 1)[0]
     for suffix in FIXTURES_SUFFIXES:
         candidate = path.with_name(stem + suffix)

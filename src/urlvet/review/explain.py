@@ -11,7 +11,6 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from urlvet.checks import registry
@@ -88,7 +87,7 @@ class Explainer:
 
     def __post_init__(self) -> None:
         if self.policy_path:
-            self._sources = policy_sources(Path(self.policy_path))
+            self._sources = policy_sources(self.policy_path)
 
     # -- where things are set -----------------------------------------------------------------
 

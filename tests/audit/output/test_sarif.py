@@ -10,17 +10,11 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
+from support.corpora import CORPORA
 from urlvet.checks import registry
 from urlvet.cli import main
 
-SCHEMA_PATH = (
-    Path(__file__).resolve().parents[3]
-    / ".."
-    / "shared"
-    / "corpora"
-    / "sarif"
-    / "sarif-schema-2.1.0.json"
-)
+SCHEMA_PATH = CORPORA / "sarif" / "sarif-schema-2.1.0.json"
 
 
 @pytest.fixture(scope="module")
