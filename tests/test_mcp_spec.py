@@ -563,18 +563,20 @@ def test_the_public_surface_of_urlvet_mcp_is_pinned() -> None:
     # The proxy and the hook build on these names; a change here is a change of contract.
     import urlvet.mcp
     import urlvet.mcp.answers
+    import urlvet.mcp.forms
     import urlvet.mcp.wire
 
     assert set(urlvet.mcp.__all__) <= {
         *urlvet.mcp.wire.__all__,
         *urlvet.mcp.answers.__all__,
+        *urlvet.mcp.forms.__all__,
         "ConsentUI",
         "VettedElicitation",
         "guard_elicitation",
         "guard_elicitation_error",
         "vet_elicitation_error",
     }
-    assert {"parse_message", "url_requests", "might_carry_url", "proxy_action"} <= set(
+    assert {"parse_message", "url_requests", "might_carry_url", "proxy_action", "vet_form"} <= set(
         urlvet.mcp.__all__
     )
     for name in urlvet.mcp.__all__:

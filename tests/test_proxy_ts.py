@@ -94,3 +94,14 @@ def test_typescript_client_sees_the_same_tools_and_results_without_urlvet_in_the
     assert through_proxy["calls"]["greet"] == direct["calls"]["greet"] == "hello Ada"
     # Without urlvet the phishing page reaches the client: that is what the proxy prevents.
     assert direct["calls"]["restore_session"] == "phish:accept"
+    assert direct["calls"]["sign_in"] == "signed in as Ada"  # without urlvet: the form is shown
+
+
+def test_a_password_form_never_reaches_the_typescript_client(
+    through_proxy: dict[str, Any],
+) -> None:
+    # UV701: the form asks for a password, the default policy blocks it, the proxy declines it.
+    assert through_proxy["calls"]["sign_in"] == "sign_in:decline"
+    shown = [s.get("requestedSchema", {}).get("properties", {}) for s in through_proxy["shown"]]
+    assert all("password" not in fields for fields in shown)
+    assert {"name"} in [set(fields) for fields in shown]  # the innocent greet form was shown

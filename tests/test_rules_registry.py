@@ -56,7 +56,7 @@ def test_stable_codes_keep_their_names() -> None:
 
 @pytest.mark.parametrize("r", RULES, ids=lambda r: r.code)
 def test_code_is_uv_family_and_two_digits(r: Rule) -> None:
-    assert re.fullmatch(r"UV[1-6]\d\d", r.code)
+    assert re.fullmatch(r"UV[1-7]\d\d", r.code)
     assert r.family == f"UV{r.code[2]}xx"
 
 

@@ -21,7 +21,7 @@ import anyio
 from mcp import UrlElicitationRequiredError
 from mcp.server.mcpserver import Context, Elicit, ElicitationResult, MCPServer, Resolve
 from mcp.types import ElicitRequest, ElicitRequestURLParams, InputRequiredResult
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 MODERN = "2026-07-28"
 
@@ -147,6 +147,28 @@ async def greet(answer: Annotated[ElicitationResult[Name], Resolve(_ask_name)]) 
     if answer.action == "accept":
         return f"hello {answer.data.name}"  # type: ignore[union-attr]
     return f"greet:{answer.action}"
+
+
+class Login(BaseModel):
+    """A form that asks for a password: the protocol forbids it (UV701)."""
+
+    username: str
+    password: str = Field(title="Password", description="Your account password")
+
+
+LOGIN_MESSAGE = "Sign in to your account to continue."
+
+
+def _ask_login() -> Elicit[Login]:
+    return Elicit(LOGIN_MESSAGE, Login)
+
+
+@server.tool()
+async def sign_in(answer: Annotated[ElicitationResult[Login], Resolve(_ask_login)]) -> str:
+    """A form-mode elicitation (in both eras) that asks for a password."""
+    if answer.action == "accept":
+        return f"signed in as {answer.data.username}"  # type: ignore[union-attr]
+    return f"sign_in:{answer.action}"
 
 
 def main(argv: list[str]) -> None:

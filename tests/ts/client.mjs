@@ -17,7 +17,8 @@ const shown = [];
 client.setRequestHandler(ElicitRequestSchema, async (request) => {
   shown.push(request.params);
   if (request.params.mode === "url") return { action: "accept" };
-  return { action: "accept", content: { name: "Ada" } };
+  const fields = Object.keys(request.params.requestedSchema?.properties ?? {});
+  return { action: "accept", content: Object.fromEntries(fields.map((f) => [f, "Ada"])) };
 });
 
 await client.connect(transport);
@@ -30,6 +31,7 @@ const calls = {
   greet: {},
   add: { a: 2, b: 40 },
   authorize_all: {},
+  sign_in: {},
 };
 for (const [name, toolArgs] of Object.entries(calls)) {
   try {

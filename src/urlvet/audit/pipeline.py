@@ -49,6 +49,7 @@ from urlvet.audit.options import AuditOptions
 from urlvet.audit.output.record import Record, RecordTemplates, record_from_verdict
 from urlvet.audit.report import Reporter, Summary
 from urlvet.audit.sources import Diagnostic, LineRoute, Meter, Occurrence, Reader, Source
+from urlvet.checks.interaction import FormText
 from urlvet.errors import InputError
 
 if TYPE_CHECKING:
@@ -159,6 +160,10 @@ class RecordVetter:
         return record_from_verdict(verdict, redact_secrets=self.redact, with_json=self.with_json)
 
     def __call__(self, key: Key) -> Record:
+        if key[0].__class__ is FormText:  # a form elicitation (UV701-UV706), not a URL
+            from urlvet.mcp.forms import vet_form_text
+
+            return self.record(vet_form_text(self.vetter, key[0], key[2], self.server(key[1])))
         found = self.quick(key)
         if found is not None:
             return found
@@ -185,7 +190,7 @@ class RecordVetter:
         """The record of a plain URL (see :func:`urlvet.url.plain_split`), cut from its
         shape's template when the URL carries no secret; None for any other key."""
         url, server, message = key
-        if message:
+        if message or url.__class__ is FormText:
             return None
         vetter = self.vetter
         split = vetter.plain_split(url)
@@ -476,6 +481,9 @@ class Dns:
             async with limit:
                 for key in keys:
                     url, server, message = key
+                    if url.__class__ is FormText:  # a form: nothing to resolve
+                        out[key] = vet(key)
+                        continue
                     verdict = await vet.vetter.avet(url, vet.server(server), message=message)
                     out[key] = vet.record(verdict)
 

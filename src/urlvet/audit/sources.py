@@ -15,6 +15,7 @@ Locations are 1-based lines and 1-based columns counted in Unicode code points.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import io
 import json
 import os
@@ -28,6 +29,7 @@ from typing import Any, BinaryIO, Literal, NamedTuple
 
 from urlvet.audit.options import AuditOptions, InputKind
 from urlvet.audit.scan import urls_in_text
+from urlvet.checks.interaction import FormText
 from urlvet.errors import InputError
 
 DiagnosticLevel = Literal["error", "warning", "note"]
@@ -152,11 +154,17 @@ def messages_in_line(obj: Any) -> Iterator[Any]:
     for value in obj.values():
         if isinstance(value, dict | list):
             yield value
-        elif isinstance(value, str) and value[:1] in ("{", "[") and "url" in value:
+        elif isinstance(value, str) and value[:1] in ("{", "[") and _may_hold_request(value):
             try:
                 yield json.loads(value)
             except ValueError:
                 continue
+
+
+def _may_hold_request(text: str) -> bool:
+    """False only when JSON ``text`` can hold no URL request and no form elicitation (a form
+    needs a ``requestedSchema``; escapes could spell either)."""
+    return "url" in text or "requestedSchema" in text or "\\u" in text
 
 
 def _dotted(obj: Any, path: Sequence[str]) -> Any:
@@ -716,7 +724,7 @@ class Reader:
                 continue
             # Every wire shape has a "url" key; a line without one (and without escapes
             # that could spell it) carries no URL-mode request.
-            if "url" not in s and "\\u" not in s:
+            if not _may_hold_request(s):
                 continue
             try:
                 obj = json.loads(s)
@@ -734,9 +742,12 @@ class Reader:
                     if bad_server is not None:
                         yield bad_server
             where = _Locator(text)
+            from urlvet.mcp.forms import FORM_SHAPE
             from urlvet.mcp.proxy.core import read_log_line
 
             logged = read_log_line(obj)
+            if logged is not None and logged.shape == FORM_SHAPE:  # a form the proxy vetted
+                logged = dataclasses.replace(logged, url=FormText(logged.url))
             if logged is not None:
                 # A line of `urlvet proxy --log`: its URL, asked by its server.
                 if logged.server is not None and self._field is None and server is None:
@@ -765,6 +776,7 @@ class Reader:
                     yield Occurrence(
                         name, lineno, column, span, req.url, server, req.message, req.shape
                     )
+                yield from _forms(message, text, name, lineno, server)  # UV701-UV706
 
     def _checked_server(
         self, value: str, name: str, lineno: int
@@ -793,6 +805,19 @@ class Reader:
         if len(self._servers) < 4096:
             self._servers[value] = value
         return value, None
+
+
+def _forms(
+    message: Any, text: str, name: str, lineno: int, server: str | None
+) -> Iterator[Occurrence]:
+    """The form elicitations of one logged message, each at its ``requestedSchema``."""
+    from urlvet.mcp.forms import FORM_SHAPE, forms_for_audit
+
+    start = 0
+    for form, shown in forms_for_audit(message):
+        at = text.find('"requestedSchema"', start)
+        column, start = (at + 1, at + 1) if at >= 0 else (1, start)
+        yield Occurrence(name, lineno, column, 0, form, server, shown, f"mcp:{FORM_SHAPE}")
 
 
 class _Locator:

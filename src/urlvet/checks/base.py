@@ -31,7 +31,7 @@ from urlvet.url import (
 )
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
-RuleKind = Literal["raw", "url", "dns", "tls", "message"]
+RuleKind = Literal["raw", "url", "dns", "tls", "message", "interaction"]
 
 DOMAIN_HOSTS = frozenset({HostKind.DOMAIN})
 """For ``rule(hosts=...)``: rules about names."""

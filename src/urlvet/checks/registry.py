@@ -17,6 +17,7 @@ _FAMILIES = (
     "server",
     "message",
     "tls",
+    "interaction",
 )
 
 

@@ -18,6 +18,10 @@ A blocked URL is always declined and never offered to the person. :mod:`urlvet.m
 builds every reply (the hook's answers and the proxy's rewrites, declines and errors);
 :mod:`urlvet.mcp.sdk` adapts it to the Python SDK (``pip install 'urlvet[mcp]'``), which is
 imported only there.
+
+Form-mode elicitations are linted too (:mod:`urlvet.mcp.forms`, rules UV701-UV706): a form
+that asks for a password, a token, payment details or an identity number is declined when the
+policy blocks it; :func:`vet_form` gives the verdict on one ``requestedSchema``.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from urlvet.mcp.answers import (
     with_id,
     with_warnings,
 )
+from urlvet.mcp.forms import VettedForm, form_elicitations, vet_form
 from urlvet.mcp.sdk import (
     ConsentUI,
     VettedElicitation,
@@ -80,6 +85,7 @@ __all__ = [
     "ProxyAction",
     "UrlRequest",
     "VettedElicitation",
+    "VettedForm",
     "VettedRequest",
     "WireShape",
     "aanswer",
@@ -88,6 +94,7 @@ __all__ = [
     "blocked_error",
     "decline_reply",
     "declined_retry",
+    "form_elicitations",
     "guard_elicitation",
     "guard_elicitation_error",
     "hook_lines",
@@ -97,6 +104,7 @@ __all__ = [
     "retried_request",
     "url_requests",
     "vet_elicitation_error",
+    "vet_form",
     "warning_line",
     "with_id",
     "with_warnings",

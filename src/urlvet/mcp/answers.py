@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from urlvet.consent import ConsentSummary, json_dumps
 from urlvet.engine import Vetter, default_vetter
 from urlvet.findings import Decision, Finding, Verdict
+from urlvet.mcp.forms import VettedForm, with_forms
 from urlvet.mcp.wire import (
     INTERACTION_DECLINED,
     INVALID_REQUEST,
@@ -152,6 +153,9 @@ class HookAnswer(BaseModel):
     )
     summary: ConsentSummary | None = Field(
         default=None, description="The summary, when the message carries exactly one URL."
+    )
+    forms: tuple[VettedForm, ...] = Field(
+        default=(), description="Every form-mode elicitation the message carries, vetted."
     )
 
     def to_json_dict(self) -> dict[str, Any]:
@@ -597,7 +601,7 @@ def answer(
         return _malformed_answer(parsed)
     v = _resolve(vetter)
     verdicts = [v.vet(r.url, srv, message=r.message) for r in parsed.requests]
-    return _assemble(parsed, srv, verdicts)
+    return with_forms(_assemble(parsed, srv, verdicts), message, v, srv)  # forms: UV701-UV706
 
 
 async def aanswer(
@@ -610,7 +614,7 @@ async def aanswer(
         return _malformed_answer(parsed)
     v = _resolve(vetter)
     verdicts = [await v.avet(r.url, srv, message=r.message) for r in parsed.requests]
-    return _assemble(parsed, srv, verdicts)
+    return with_forms(_assemble(parsed, srv, verdicts), message, v, srv)  # forms: UV701-UV706
 
 
 def answer_line(

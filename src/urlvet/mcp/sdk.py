@@ -92,8 +92,9 @@ def guard_elicitation(
       sees it (``on_block``, if given, is told, for a log or a notice).
     - An allowed or warned URL goes to ``consent_ui(summary, params)`` with its
       :class:`ConsentSummary`; its answer is returned (URL mode carries no content).
-    - A form-mode elicitation passes through untouched to ``inner`` (declined as unsupported
-      when there is none, as the SDK does without a callback).
+    - A form-mode elicitation that the policy blocks (it asks for a password, a token, payment
+      details: UV701-UV706) is declined at once; any other passes through untouched to
+      ``inner`` (declined as unsupported when there is none, as the SDK does without one).
 
     ``server`` is the server as *your* configuration knows it: its URL or ``"stdio"`` (with
     ``server_name``), or a :class:`~urlvet.server.Server`. Never pass what the server reports
@@ -110,6 +111,8 @@ def guard_elicitation(
         context: ClientRequestContext, params: ElicitRequestParams
     ) -> ElicitResult | ErrorData:
         if not isinstance(params, ElicitRequestURLParams):
+            if _form_blocked(v, params, srv):
+                return ElicitResult(action="decline")
             if inner is not None:
                 return await inner(context, params)
             return ErrorData(code=INVALID_REQUEST, message="Elicitation not supported")
@@ -135,6 +138,22 @@ def guard_elicitation(
         return _as_elicit_result(chosen)
 
     return elicitation_callback
+
+
+def _form_blocked(vetter: Vetter, params: ElicitRequestParams, server: Server) -> bool:
+    """True when the policy blocks the form ``params`` (or it could not be vetted)."""
+    from urlvet.mcp.forms import vet_form
+
+    try:
+        schema = getattr(params, "requested_schema", None)
+        verdict = vet_form(vetter, schema, getattr(params, "message", None), server)
+    except Exception:
+        logger.exception("vetting a form elicitation failed; declining")
+        return True
+    if verdict.decision is Decision.BLOCK:
+        logger.info("declined a form from %s: %s", server.label(), verdict.codes)
+        return True
+    return False
 
 
 @dataclass(frozen=True)

@@ -197,6 +197,7 @@ class Relay:
         for item in data if isinstance(data, list) else (data,):
             if isinstance(item, dict) and isinstance(item.get("method"), str):
                 self.remember(item, channel)
+                self.judge.lint.observe(item, channel)  # the client's capabilities (UV710)
 
     def remember(self, request: dict[str, Any], channel: str = "") -> None:
         """Remember one decoded client request by its id."""
@@ -290,8 +291,10 @@ class Relay:
         tries = self._retries.get((channel, *key), 0) if key is not None else 0
         retry_id = f"{RETRY_PREFIX}{uuid.uuid4().hex}" if tries < MAX_RETRIES else None
         judgement = await self.judge.judge(
-            data, original_request=origin, retry_id=retry_id, too_long=too_long
+            data, original_request=origin, retry_id=retry_id, too_long=too_long, channel=channel
         )
+        for note in judgement.notes:  # interaction lint: what was declined on whose behalf
+            self.diagnostic(note)
         if judgement.entries and self.log is not None:
             self.log.write(judgement.entries, self.judge.server_label, self.judge.server.name)
         action = judgement.action

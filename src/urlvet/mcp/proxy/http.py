@@ -224,6 +224,8 @@ class HttpProxy:
             resp = await self.client.send(self._request(request.method, headers, body), stream=True)
         except httpx.HTTPError as exc:
             return self._failed(requests, f"cannot reach it ({type(exc).__name__}: {exc})")
+        for sent in requests:  # the client's capabilities (UV710), by the session it opens
+            self.relay.judge.lint.observe(sent, resp.headers.get("mcp-session-id", channel))
         if resp.status_code >= 500:
             await resp.aclose()
             return self._failed(requests, f"it answered HTTP {resp.status_code}")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from urlvet.findings import Decision
 from urlvet.mcp.answers import ProxyAction, proxy_action
+from urlvet.mcp.proxy.interaction import InteractionLint
 from urlvet.mcp.wire import HookError, JsonId, ParsedMessage, parse_message, url_requests
 
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ class Judgement:
     action: ProxyAction
     parsed: ParsedMessage
     entries: tuple[LogEntry, ...] = ()
+    notes: tuple[str, ...] = ()
+    """Lines for the operator's stderr (interaction lint: what was declined and why)."""
 
 
 def _entries(
@@ -80,6 +83,8 @@ class Judge:
         self.server = server
         self.server_label = server.url or "stdio"
         """The server for the log: its URL, or ``stdio``."""
+        self.lint = InteractionLint(vetter, server)
+        """The forms and the client's capabilities (UV7xx)."""
 
     @staticmethod
     def parse(data: Any) -> ParsedMessage:
@@ -93,6 +98,7 @@ class Judge:
         original_request: Mapping[str, Any] | None = None,
         retry_id: JsonId | None = None,
         too_long: int | None = None,
+        channel: str = "",
     ) -> Judgement:
         """The judgement on one decoded message (an object, not a batch).
 
@@ -124,10 +130,17 @@ class Judge:
                 verdicts.append(
                     await self.vetter.avet(request.url, self.server, message=request.message)
                 )
+        # -- the interaction around the URLs (urlvet.mcp.proxy.interaction) --
+        verdicts, notes = self.lint.capabilities(parsed, verdicts, original_request, channel)
+        forms = self.lint.forms(data, parsed, verdicts, original_request, retry_id)
+        if forms is not None:
+            entries = _entries(parsed, verdicts, forms.action, data) + forms.entries
+            return Judgement(forms.action, parsed, entries, notes + forms.notes)
+        # --
         action = proxy_action(
             data, parsed, verdicts, original_request=original_request, retry_id=retry_id
         )
-        return Judgement(action, parsed, _entries(parsed, verdicts, action, data))
+        return Judgement(action, parsed, _entries(parsed, verdicts, action, data), notes)
 
 
 def _canonical(data: dict[str, Any]) -> dict[str, Any]:
