@@ -22,13 +22,16 @@ Starlette serve the client.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from types import FrameType
 from typing import Any, Literal
 
 import httpx
+import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -161,6 +164,18 @@ class HttpProxy:
         self.listener = listener or listener_policy("127.0.0.1")[0]
         self._client = client
         self._url = httpx.URL(upstream)
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def stop(self) -> None:
+        """Cut every upstream exchange (a request left unanswered, an open stream) at once.
+
+        Safe to call from a signal handler: the work is handed to the event loop. Each exchange
+        then ends as if the upstream had failed, so its client gets an answer or an ended
+        stream, instead of the server waiting on it until it gives up.
+        """
+        client, loop = self._client, self._loop
+        if client is not None and loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(lambda: loop.create_task(client.aclose()))
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -191,6 +206,7 @@ class HttpProxy:
 
         @asynccontextmanager
         async def lifespan(_: Starlette) -> AsyncIterator[None]:
+            self._loop = asyncio.get_running_loop()
             try:
                 yield
             finally:
@@ -223,7 +239,7 @@ class HttpProxy:
         origin = requests[0] if len(requests) == 1 else None
         try:
             resp = await self.client.send(self._request(request.method, headers, body), stream=True)
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, RuntimeError) as exc:  # RuntimeError: the client is closed
             return self._failed(requests, f"cannot reach it ({type(exc).__name__}: {exc})")
         if resp.status_code >= 500:
             await resp.aclose()
@@ -290,7 +306,7 @@ class HttpProxy:
             async for message, event in self._vetted(events, origin, headers, ch):
                 yield _encoded(message, event, self.relay)
         except (httpx.HTTPError, SseTooLong) as exc:
-            self.relay.diagnostic(f"the upstream stream ended: {exc}")
+            self.relay.diagnostic(f"the upstream stream ended: {exc or type(exc).__name__}")
         finally:
             await resp.aclose()
 
@@ -329,7 +345,7 @@ class HttpProxy:
             resp = await self.client.send(
                 self._request("POST", _json_post(headers), retry), stream=True
             )
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, RuntimeError) as exc:
             failed = f"cannot reach it ({type(exc).__name__})"
         else:
             try:
@@ -360,7 +376,7 @@ class HttpProxy:
             resp = await self.client.send(self._request("POST", _json_post(headers), message))
             if resp.status_code >= 300:
                 self.relay.diagnostic(f"the upstream answered HTTP {resp.status_code} to a decline")
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, RuntimeError) as exc:
             self.relay.diagnostic(f"could not send a decline upstream: {exc}")
 
 
@@ -413,6 +429,19 @@ async def _one(body: bytes) -> AsyncIterator[Item]:
     yield body
 
 
+class _Server(uvicorn.Server):
+    """uvicorn's server, which on SIGTERM or SIGINT also cuts the proxy's upstream exchanges:
+    uvicorn alone waits for them, and a hostile upstream need never end one."""
+
+    def __init__(self, config: uvicorn.Config, proxy: HttpProxy) -> None:
+        super().__init__(config)
+        self.proxy = proxy
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        super().handle_exit(sig, frame)
+        self.proxy.stop()
+
+
 def run_http(
     upstream: str,
     listen: str,
@@ -428,8 +457,6 @@ def run_http(
     SIGTERM or SIGINT stops it: open streams and requests the upstream has not answered are
     given :data:`SHUTDOWN_GRACE` seconds, then cut.
     """
-    import uvicorn
-
     host, port = parse_listen(listen)
     if not upstream.startswith(("http://", "https://")):
         raise ProxyError(f"--upstream {upstream!r}: expected an http:// or https:// URL")
@@ -440,7 +467,8 @@ def run_http(
         allow_origins=allow_origins,
         allow_hosts=allow_hosts,
     )
-    app = HttpProxy(upstream, relay, listener=listener).app()
+    proxy = HttpProxy(upstream, relay, listener=listener)
+    app = proxy.app()
     shown = f"[{host}]" if ":" in host else host
     for note in notes:
         print(f"urlvet proxy: {note}", file=sys.stderr, flush=True)
@@ -457,7 +485,7 @@ def run_http(
         lifespan="on",
         timeout_graceful_shutdown=SHUTDOWN_GRACE,
     )
-    server = uvicorn.Server(config)
+    server = _Server(config, proxy)
     server.run()
     return 0 if server.started else 1
 

@@ -1,0 +1,209 @@
+"""A hostile HTTP MCP server against the real SDK clients, with and without ``urlvet proxy``.
+
+The server (tests/support/hostile_http.py) writes raw bytes on a socket, so status, headers,
+chunking and SSE framing are its own choice. Each attack first runs without the proxy, to prove
+that the client named in it reads the blocked URL; then through ``urlvet proxy --upstream``,
+where no client may: not in its elicitation callback, not as a ``-32042`` error's data. The
+clients are the Python SDK's ``mcp.Client`` (Streamable HTTP, 2025-11-25) and the TypeScript
+SDK's ``StreamableHTTPClientTransport`` (tests/ts/http_client.mjs).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mcp import Client, MCPError
+from mcp.types import ElicitRequestURLParams, ElicitResult
+
+from support.hostile_http import (
+    ATTACKS,
+    BLOCKED_URL,
+    BOTH,
+    Attack,
+    HostileServer,
+    Piece,
+    chunk,
+    elicitation,
+    head,
+)
+from support.proxy_harness import env, http_proxy
+from test_proxy_sse import reference
+from urlvet.mcp.answers import URL_BLOCKED
+
+TS_CLIENT = Path(__file__).parent / "ts" / "http_client.mjs"
+CLIENT_TIMEOUT = 25.0
+
+
+@dataclass
+class Seen:
+    """What a client application was shown: elicitations and errors."""
+
+    urls: list[str] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    def reached(self) -> bool:
+        """Whether the blocked URL reached the elicitation callback or -32042 handling."""
+        if BLOCKED_URL in self.urls:
+            return True
+        return any(
+            e.get("code") == -32042 and BLOCKED_URL in json.dumps(e.get("data"))
+            for e in self.errors
+        )
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[HostileServer]:
+    with HostileServer() as hostile:
+        yield hostile
+
+
+@pytest.fixture(scope="module")
+def proxy(server: HostileServer) -> Iterator[str]:
+    with http_proxy(server.url, "--no-dns") as url:
+        yield url
+
+
+def python_client(url: str, headers: dict[str, str] | None = None) -> Seen:
+    """The Python SDK client: connect, call ``login``, record what the application sees."""
+    seen = Seen()
+
+    async def elicit(context: Any, params: Any) -> ElicitResult:
+        if isinstance(params, ElicitRequestURLParams):
+            seen.urls.append(params.url)
+        return ElicitResult(action="accept")
+
+    async def main() -> None:
+        with anyio.move_on_after(CLIENT_TIMEOUT):
+            try:
+                async with Client(url, mode="legacy", elicitation_callback=elicit) as client:
+                    await client.call_tool("login", {}, read_timeout_seconds=8)
+            except Exception as exc:
+                seen.errors.extend(_errors(exc))
+
+    anyio.run(main)
+    return seen
+
+
+def _errors(exc: BaseException) -> list[dict[str, Any]]:
+    """The errors inside ``exc`` (the SDK raises from task groups), as the application sees them."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [e for inner in exc.exceptions for e in _errors(inner)]
+    if isinstance(exc, MCPError):
+        return [{"code": exc.code, "message": exc.message, "data": exc.error.data}]
+    return [{"code": None, "message": repr(exc), "data": None}]
+
+
+def ts_client(url: str, *headers: str) -> Seen:
+    """The TypeScript SDK client, the same way."""
+    node = shutil.which("node")
+    if node is None or not (TS_CLIENT.parent / "node_modules" / "@modelcontextprotocol").is_dir():
+        pytest.fail("the TypeScript client needs Node.js and `npm ci` in tests/ts", pytrace=False)
+    proc = subprocess.run(
+        [node, str(TS_CLIENT), url, *headers],
+        capture_output=True,
+        text=True,
+        env=env(),
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    urls = [s.get("url") for s in out["shown"]]
+    return Seen(urls, out["errors"])
+
+
+CLIENTS = {"python": python_client, "ts": ts_client}
+
+
+@pytest.mark.parametrize("client", list(CLIENTS))
+@pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
+def test_blocked_url_never_reaches_a_client_however_the_server_writes_it(
+    attack: Attack, client: str, server: HostileServer, proxy: str
+) -> None:
+    run = CLIENTS[client]
+    server.attack = attack
+    if client in attack.clients:
+        assert run(server.url).reached(), f"without the proxy, {client} should read {attack.name}"
+    server.answers.clear()
+    seen = run(proxy)
+    assert not seen.reached(), (attack.name, seen)
+    # Not by accident (a broken connection): the server got a decline, or the client urlvet's error.
+    declined = {"action": "decline"} in [a.get("result") for a in server.answers]
+    blocked = [
+        e for e in seen.errors if e["code"] == URL_BLOCKED or str(URL_BLOCKED) in e["message"]
+    ]
+    assert declined or blocked, (attack.name, seen)
+
+
+# -- generated framings -----------------------------------------------------------------------
+
+_ENDINGS = st.sampled_from([b"\n", b"\r", b"\r\n"])
+
+
+@st.composite
+def framings(draw: st.DrawFn) -> tuple[int, str, list[bytes]]:
+    """An SSE answer carrying the blocked elicitation, framed as the standard allows."""
+    end = _ENDINGS
+    message = json.dumps(elicitation(), indent=draw(st.sampled_from([None, 1]))).encode()
+    lines: list[bytes] = []
+    if draw(st.booleans()):
+        lines.append(b":" + draw(st.sampled_from([b"", b" keep-alive", b"data: x"])))
+    for name, value in draw(
+        st.lists(
+            st.sampled_from([(b"id", b"7"), (b"retry", b"10"), (b"event", b"message")]), max_size=3
+        )
+    ):
+        lines.append(name + b":" + draw(st.sampled_from([b"", b" "])) + value)
+    sep = draw(st.sampled_from([b"data:", b"data: "]))
+    lines += [sep + part for part in message.split(b"\n")]
+    body = b"".join(line + draw(end) for line in lines)
+    blank = draw(end)
+    if body.endswith(b"\r") and blank == b"\n":
+        blank = b"\r\n"  # CR then LF would be one line end, not a blank line
+    body = (b"\xef\xbb\xbf" if draw(st.booleans()) else b"") + body + blank
+    cuts = sorted(draw(st.lists(st.integers(1, len(body) - 1), max_size=4, unique=True)))
+    pieces = [body[a:b] for a, b in itertools.pairwise([0, *cuts, len(body)])]
+    status = draw(st.sampled_from([200, 201, 203, 299]))
+    kind = draw(
+        st.sampled_from(
+            ["text/event-stream", "TEXT/event-stream", "text/event-stream;charset=utf-8"]
+        )
+    )
+    return status, kind, pieces
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(case=framings())
+def test_generated_framings_never_carry_the_blocked_url_through(
+    case: tuple[int, str, list[bytes]], server: HostileServer, proxy: str
+) -> None:
+    status, kind, pieces = case
+    stream = b"".join(pieces)
+    # Read as the standard says, the stream asks for the blocked URL ...
+    assert any(BLOCKED_URL in data for _, data, _ in reference(stream)), stream
+    raw: list[Piece] = [head(status, [("content-type", kind), ("transfer-encoding", "chunked")])]
+    for piece in pieces:
+        raw += [chunk(piece), 0.01]
+    raw.append(chunk(b""))
+    server.attack = Attack("generated", lambda _: raw, BOTH)
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "login"}}
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    resp = httpx.post(proxy, json=call, headers=headers, timeout=30)
+    # ... and nothing the proxy relays does, however it is read.
+    assert b"evil.example" not in resp.content
+    for _, data, _ in reference(resp.content):
+        assert "evil.example" not in data
