@@ -90,6 +90,8 @@ class Attack:
     """Which clients read the URL when nothing is in between: ``python``, ``ts``."""
     get: list[Piece] | None = None
     """The answer to the client's GET stream; None: 405."""
+    dropped: bool = False
+    """The standard reads no message in it: the proxy drops it (no decline to send)."""
 
 
 @dataclass
@@ -252,6 +254,15 @@ def split_answer(cuts: tuple[int, ...], ending: bytes = b"\n") -> Callable[[Any]
     return post
 
 
+def cut_answer(msg_id: Any) -> list[Piece]:
+    """The elicitation as the last event, its blank line missing: the stream ends after a CR."""
+    return [
+        head(200, [("content-type", "text/event-stream"), ("transfer-encoding", "chunked")]),
+        chunk(b"data: " + dumps(elicitation()) + b"\r"),
+        chunk(b""),
+    ]
+
+
 def json_answer(status: int, content_type: str) -> Callable[[Any], list[Piece]]:
     """A JSON body: a -32042 error naming the blocked URL."""
 
@@ -322,6 +333,7 @@ ATTACKS: list[Attack] = [
     Attack("sse-split-after-colon", split_answer((5, 6)), BOTH),
     Attack("sse-split-in-url", split_answer((60, 90, 120)), BOTH),
     Attack("sse-split-crlf", split_answer((-3, -1), ending=b"\r\n"), BOTH),
+    Attack("sse-cut-after-cr", cut_answer, PYTHON, dropped=True),
     Attack("json-400-32042", json_answer(400, "application/json"), PYTHON),
     Attack("json-403-32042", json_answer(403, "Application/JSON; charset=utf-8"), PYTHON),
     Attack("json-201-32042", json_answer(201, "application/json"), BOTH),

@@ -39,7 +39,7 @@ from starlette.routing import Route
 
 from urlvet.mcp.proxy.core import MAX_MESSAGE, Relay, dumps
 from urlvet.mcp.proxy.listener import ListenerPolicy, Refusal, listener_policy
-from urlvet.mcp.proxy.sse import SseEvent, SseTooLong, encode_event, read_events
+from urlvet.mcp.proxy.sse import SseCut, SseEvent, SseTooLong, encode_event, read_events
 from urlvet.mcp.proxy.stdio import ProxyError
 
 UPSTREAM_FAILED = -32603
@@ -305,7 +305,7 @@ class HttpProxy:
             events = read_events(resp.aiter_bytes(), MAX_MESSAGE)
             async for message, event in self._vetted(events, origin, headers, ch):
                 yield _encoded(message, event, self.relay)
-        except (httpx.HTTPError, SseTooLong) as exc:
+        except (httpx.HTTPError, SseTooLong, SseCut) as exc:
             self.relay.diagnostic(f"the upstream stream ended: {exc or type(exc).__name__}")
         finally:
             await resp.aclose()
@@ -360,7 +360,7 @@ class HttpProxy:
                     )
                     async for out in self._vetted(items, request, headers, channel):
                         yield out
-            except (httpx.HTTPError, ProxyError, SseTooLong) as exc:
+            except (httpx.HTTPError, ProxyError, SseTooLong, SseCut) as exc:
                 failed = str(exc) or type(exc).__name__
             finally:
                 await resp.aclose()

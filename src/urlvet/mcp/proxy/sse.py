@@ -32,6 +32,10 @@ class SseTooLong(ValueError):
     """An event (or one line) of the stream is longer than the reader's limit."""
 
 
+class SseCut(ValueError):
+    """The stream ended inside an event that has data: the standard drops it, and so do we."""
+
+
 @dataclass(frozen=True, slots=True)
 class SseEvent:
     """One dispatched event, or a block of fields without data (``id``/``retry`` only)."""
@@ -91,6 +95,11 @@ class SseReader:
             self._check(self._partial_len)
         return out
 
+    @property
+    def cut(self) -> bool:
+        """Whether what was fed so far ends inside an event that has data, or inside a line."""
+        return bool(self._data or self._partial)
+
     def _check(self, pending: int) -> None:
         if self._size + pending > self.limit:
             raise SseTooLong(f"an SSE event is longer than {self.limit:,} characters")
@@ -127,11 +136,18 @@ class SseReader:
 
 
 async def read_events(chunks: AsyncIterator[bytes], limit: int) -> AsyncIterator[SseEvent]:
-    """The events of an event stream, as they complete; an event cut by its end is dropped."""
+    """The events of an event stream, as they complete.
+
+    An event the stream ends inside is dropped, as the standard says, and :class:`SseCut`
+    raised after the last event, so that whoever relays the stream can say so (a client that
+    reads differently might have read it).
+    """
     reader = SseReader(limit)
     async for chunk in chunks:
         for event in reader.feed(chunk):
             yield event
+    if reader.cut:
+        raise SseCut("the stream ended inside an event; the event was dropped")
 
 
 def encode_event(
@@ -161,4 +177,4 @@ def encode_event(
     return b"".join(parts)
 
 
-__all__ = ["SseEvent", "SseReader", "SseTooLong", "encode_event", "read_events"]
+__all__ = ["SseCut", "SseEvent", "SseReader", "SseTooLong", "encode_event", "read_events"]
