@@ -75,7 +75,7 @@ def proxy(server: HostileServer) -> Iterator[str]:
         yield url
 
 
-def python_client(url: str, headers: dict[str, str] | None = None) -> Seen:
+def python_client(url: str, mode: str = "legacy") -> Seen:
     """The Python SDK client: connect, call ``login``, record what the application sees."""
     seen = Seen()
 
@@ -87,7 +87,7 @@ def python_client(url: str, headers: dict[str, str] | None = None) -> Seen:
     async def main() -> None:
         with anyio.move_on_after(CLIENT_TIMEOUT):
             try:
-                async with Client(url, mode="legacy", elicitation_callback=elicit) as client:
+                async with Client(url, mode=mode, elicitation_callback=elicit) as client:
                     await client.call_tool("login", {}, read_timeout_seconds=8)
             except Exception as exc:
                 seen.errors.extend(_errors(exc))
@@ -105,13 +105,13 @@ def _errors(exc: BaseException) -> list[dict[str, Any]]:
     return [{"code": None, "message": repr(exc), "data": None}]
 
 
-def ts_client(url: str, *headers: str) -> Seen:
+def ts_client(url: str, mode: str = "legacy") -> Seen:
     """The TypeScript SDK client, the same way."""
     node = shutil.which("node")
     if node is None or not (TS_CLIENT.parent / "node_modules" / "@modelcontextprotocol").is_dir():
         pytest.fail("the TypeScript client needs Node.js and `npm ci` in tests/ts", pytrace=False)
     proc = subprocess.run(
-        [node, str(TS_CLIENT), url, *headers],
+        [node, str(TS_CLIENT), url],
         capture_output=True,
         text=True,
         env=env(),
@@ -135,9 +135,10 @@ def test_blocked_url_never_reaches_a_client_however_the_server_writes_it(
     run = CLIENTS[client]
     server.attack = attack
     if client in attack.clients:
-        assert run(server.url).reached(), f"without the proxy, {client} should read {attack.name}"
+        direct = run(server.url, attack.mode)
+        assert direct.reached(), f"without the proxy, {client} should read {attack.name}"
     server.answers.clear()
-    seen = run(proxy)
+    seen = run(proxy, attack.mode)
     assert not seen.reached(), (attack.name, seen)
     # Not by accident (a broken connection): the server got a decline, or the client urlvet's error.
     declined = {"action": "decline"} in [a.get("result") for a in server.answers]

@@ -57,6 +57,13 @@ def url_required(request_id: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
+def input_required(request_id: Any) -> dict[str, Any]:
+    """A 2026-07-28 ``input_required`` result asking for the blocked URL."""
+    ask = {"method": "elicitation/create", "params": elicitation()["params"]}
+    out = {"resultType": "input_required", "inputRequests": {"login": ask}, "requestState": "s-1"}
+    return {"jsonrpc": "2.0", "id": request_id, "result": out}
+
+
 def result(request_id: Any) -> dict[str, Any]:
     return {
         "jsonrpc": "2.0",
@@ -84,14 +91,16 @@ class Attack:
     """One way to write the blocked URL, and the real clients that read it (without the proxy)."""
 
     name: str
-    post: Callable[[Any], list[Piece]]
-    """The answer to ``tools/call`` (given its id)."""
+    post: Callable[[dict[str, Any]], list[Piece]]
+    """The answer to a ``tools/call`` request."""
     clients: frozenset[str]
     """Which clients read the URL when nothing is in between: ``python``, ``ts``."""
     get: list[Piece] | None = None
     """The answer to the client's GET stream; None: 405."""
     dropped: bool = False
     """The standard reads no message in it: the proxy drops it (no decline to send)."""
+    mode: str = "legacy"
+    """The Python client's protocol mode (2026-07-28 for ``input_required``)."""
 
 
 @dataclass
@@ -172,7 +181,12 @@ class HostileServer:
         if name == "tools/call" and self.attack is not None:
             assert self._answered is not None
             self._answered.clear()
-            return self.attack.post(msg_id)
+            responses = (message.get("params") or {}).get("inputResponses")
+            if responses:  # a retry of an input_required result: the answers, then done
+                self.answers += [{"result": r} for r in responses.values()]
+                data = dumps(result(msg_id))
+                return [head(200, [*json_type, ("content-length", str(len(data)))]) + data]
+            return self.attack.post(message)
         if name == "initialize":
             version = message["params"].get("protocolVersion", "2025-11-25")
             out: dict[str, Any] = {
@@ -225,7 +239,8 @@ def sse_answer(
 ) -> Callable[[Any], list[Piece]]:
     """An SSE answer: the elicitation, a wait for the client's answer, the tool's result."""
 
-    def post(msg_id: Any) -> list[Piece]:
+    def post(message: dict[str, Any]) -> list[Piece]:
+        msg_id = message["id"]
         headers = [("content-type", content_type)] if content_type is not None else []
         return [
             head(status, [*headers, ("transfer-encoding", "chunked")]),
@@ -241,7 +256,8 @@ def sse_answer(
 def split_answer(cuts: tuple[int, ...], ending: bytes = b"\n") -> Callable[[Any], list[Piece]]:
     """The elicitation event cut into TCP writes (and HTTP chunks) at ``cuts``."""
 
-    def post(msg_id: Any) -> list[Piece]:
+    def post(message: dict[str, Any]) -> list[Piece]:
+        msg_id = message["id"]
         event = b"data: " + dumps(elicitation()) + ending + ending
         bounds = [0, *cuts, len(event)]
         pieces: list[Piece] = [
@@ -254,7 +270,7 @@ def split_answer(cuts: tuple[int, ...], ending: bytes = b"\n") -> Callable[[Any]
     return post
 
 
-def cut_answer(msg_id: Any) -> list[Piece]:
+def cut_answer(message: dict[str, Any]) -> list[Piece]:
     """The elicitation as the last event, its blank line missing: the stream ends after a CR."""
     return [
         head(200, [("content-type", "text/event-stream"), ("transfer-encoding", "chunked")]),
@@ -263,11 +279,13 @@ def cut_answer(msg_id: Any) -> list[Piece]:
     ]
 
 
-def json_answer(status: int, content_type: str) -> Callable[[Any], list[Piece]]:
-    """A JSON body: a -32042 error naming the blocked URL."""
+def json_answer(
+    status: int, content_type: str, body: Callable[[Any], dict[str, Any]] = url_required
+) -> Callable[[dict[str, Any]], list[Piece]]:
+    """A JSON body: by default a -32042 error naming the blocked URL."""
 
-    def post(msg_id: Any) -> list[Piece]:
-        data = dumps(url_required(msg_id))
+    def post(message: dict[str, Any]) -> list[Piece]:
+        data = dumps(body(message["id"]))
         return [
             head(status, [("content-type", content_type), ("content-length", str(len(data)))])
             + data
@@ -287,9 +305,9 @@ def get_stream(content_type: str | None) -> list[Piece]:
     ]
 
 
-def after_get(msg_id: Any) -> list[Piece]:
+def after_get(message: dict[str, Any]) -> list[Piece]:
     """The tool call of a GET attack: answered once the GET stream's elicitation is answered."""
-    data = dumps(result(msg_id))
+    data = dumps(result(message["id"]))
     return [
         WAIT,
         head(200, [("content-type", "application/json"), ("content-length", str(len(data)))])
@@ -339,6 +357,18 @@ ATTACKS: list[Attack] = [
     Attack("json-201-32042", json_answer(201, "application/json"), BOTH),
     Attack("json-type-case-32042", json_answer(200, "APPLICATION/JSON ; charset=utf-8"), BOTH),
     Attack("json-type-prefix-32042", json_answer(200, "application/json-rpc"), PYTHON),
+    Attack(
+        "input-required-201",
+        json_answer(201, "application/json", input_required),
+        PYTHON,
+        mode="2026-07-28",
+    ),
+    Attack(
+        "input-required-type-case",
+        json_answer(200, "Application/Json;charset=utf-8", input_required),
+        PYTHON,
+        mode="2026-07-28",
+    ),
     Attack("get-no-type", after_get, TS, get=get_stream(None)),
     Attack("get-wrong-type", after_get, TS, get=get_stream("application/json")),
 ]

@@ -4,16 +4,14 @@
 // the code and data of every error (a -32042 carries the URLs to open), calls the server's
 // `login` tool and prints one JSON line.
 //
-//   node http_client.mjs URL [HEADER=VALUE ...]
+//   node http_client.mjs URL
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
-const [url, ...extra] = process.argv.slice(2);
-const headers = Object.fromEntries(extra.map((h) => h.split(/=(.*)/s).slice(0, 2)));
+const [url] = process.argv.slice(2);
 const out = { shown: [], errors: [], calls: {}, transport: [] };
 const transport = new StreamableHTTPClientTransport(new URL(url), {
-  requestInit: { headers },
   reconnectionOptions: {
     maxReconnectionDelay: 100,
     initialReconnectionDelay: 50,
