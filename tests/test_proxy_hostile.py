@@ -35,15 +35,19 @@ from support.hostile_http import (
     HostileServer,
     Piece,
     chunk,
+    dumps,
     elicitation,
     head,
 )
 from support.proxy_harness import env, http_proxy
 from test_proxy_sse import reference
 from urlvet.mcp.answers import URL_BLOCKED
+from urlvet.mcp.proxy.http import UPSTREAM_FAILED, reading_of
 
 TS_CLIENT = Path(__file__).parent / "ts" / "http_client.mjs"
 CLIENT_TIMEOUT = 25.0
+CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "login"}}
+MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
 @dataclass
@@ -201,10 +205,64 @@ def test_generated_framings_never_carry_the_blocked_url_through(
         raw += [chunk(piece), 0.01]
     raw.append(chunk(b""))
     server.attack = Attack("generated", lambda _: raw, BOTH)
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "login"}}
-    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-    resp = httpx.post(proxy, json=call, headers=headers, timeout=30)
+    resp = httpx.post(proxy, json=CALL, headers=MCP_HEADERS, timeout=30)
     # ... and nothing the proxy relays does, however it is read.
     assert b"evil.example" not in resp.content
     for _, data, _ in reference(resp.content):
         assert "evil.example" not in data
+
+
+def _raw_answer(status: int, kind: str | None, body: bytes) -> Attack:
+    headers = [("content-type", kind)] if kind is not None else []
+    answer = head(status, [*headers, ("content-length", str(len(body)))]) + body
+    return Attack("raw", lambda _: [answer], BOTH)
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [(200, "text/plain"), (200, None), (201, "application/octet-stream"), (200, "text/html")],
+)
+def test_an_answer_of_a_type_no_client_reads_is_withheld_with_an_error(
+    status: int, kind: str | None, server: HostileServer, proxy: str
+) -> None:
+    server.attack = _raw_answer(status, kind, b"data: " + dumps(elicitation()) + b"\n\n")
+    resp = httpx.post(proxy, json=CALL, headers=MCP_HEADERS, timeout=30)
+    assert b"evil.example" not in resp.content
+    assert resp.status_code == 200
+    error = resp.json()
+    assert error["id"] == 1
+    assert error["error"]["code"] == UPSTREAM_FAILED
+    assert "withheld" in error["error"]["message"]
+
+
+def test_an_unreadable_4xx_body_is_not_relayed_but_its_status_is(
+    server: HostileServer, proxy: str
+) -> None:
+    server.attack = _raw_answer(404, "text/html", b"<a href='" + BLOCKED_URL.encode() + b"'>x</a>")
+    resp = httpx.post(proxy, json=CALL, headers=MCP_HEADERS, timeout=30)
+    assert resp.status_code == 404
+    assert b"evil.example" not in resp.content
+
+
+@pytest.mark.parametrize(
+    ("method", "status", "kind", "reading"),
+    [
+        ("POST", 200, "application/json", "json"),
+        ("POST", 299, "APPLICATION/JSON; charset=utf-16", "json"),
+        ("POST", 200, "application/json-rpc", "json"),
+        ("POST", 201, "Text/Event-Stream;x=1", "sse"),
+        ("POST", 304, "text/event-stream", "sse"),
+        ("POST", 200, "text/plain", "unknown"),
+        ("POST", 200, None, "unknown"),
+        ("DELETE", 200, "", "unknown"),
+        ("GET", 200, None, "sse"),
+        ("GET", 200, "application/json", "sse"),
+        ("GET", 404, "text/event-stream", "json"),
+        ("POST", 400, "text/event-stream", "json"),
+        ("POST", 403, None, "json"),
+    ],
+)
+def test_each_answer_is_read_as_the_most_lenient_client_reads_it(
+    method: str, status: int, kind: str | None, reading: str
+) -> None:
+    assert reading_of(method, status, kind) == reading

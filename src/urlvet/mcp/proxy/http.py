@@ -290,6 +290,9 @@ class HttpProxy:
         outs = [out async for out in self._vetted(_one(body), origin, headers, ch)]
         found = [m for m, _ in outs if m]
         rh = _response_headers(resp)
+        if resp.status_code >= 300 and len(found) == 1 and not _is_json(found[0]):
+            # An error page, not JSON-RPC: a client would only show its text, so it goes.
+            found = []
         if len(found) == 1:
             return Response(found[0], resp.status_code, rh, media_type=JSON_TYPE)
         if not found:
@@ -389,6 +392,14 @@ def _encoded(message: bytes | None, event: SseEvent, relay: Relay) -> bytes:
     except ValueError as exc:
         relay.diagnostic(f"dropped a message from the upstream: {exc}")
         return b""
+
+
+def _is_json(message: bytes) -> bool:
+    try:
+        json.loads(message)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def _error(request_id: Any, text: str) -> bytes:
