@@ -149,7 +149,8 @@ def test_blocked_url_never_reaches_a_client_however_the_server_writes_it(
     blocked = [
         e for e in seen.errors if e["code"] == URL_BLOCKED or str(URL_BLOCKED) in e["message"]
     ]
-    assert declined or blocked or attack.dropped, (attack.name, seen)
+    failed = [e for e in seen.errors if e["code"] == UPSTREAM_FAILED]  # what it dropped, said
+    assert declined or blocked or (attack.dropped and failed), (attack.name, seen)
 
 
 # -- generated framings -----------------------------------------------------------------------
@@ -266,3 +267,22 @@ def test_each_answer_is_read_as_the_most_lenient_client_reads_it(
     method: str, status: int, kind: str | None, reading: str
 ) -> None:
     assert reading_of(method, status, kind) == reading
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [b"\r", b"\n", b""],
+    ids=["cut-after-cr", "cut-after-lf", "cut-inside-the-line"],
+)
+def test_a_stream_cut_inside_an_event_ends_with_an_error_for_the_waiting_request(
+    tail: bytes, server: HostileServer, proxy: str
+) -> None:
+    server.attack = _raw_answer(200, "text/event-stream", b"data: " + dumps(elicitation()) + tail)
+    resp = httpx.post(proxy, json=CALL, headers=MCP_HEADERS, timeout=30)
+    assert b"evil.example" not in resp.content
+    events = reference(resp.content)
+    assert len(events) == 1
+    error = json.loads(events[0][1])
+    assert error["id"] == 1
+    assert error["error"]["code"] == UPSTREAM_FAILED
+    assert "ended inside an event" in error["error"]["message"]

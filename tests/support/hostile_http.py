@@ -98,7 +98,8 @@ class Attack:
     get: list[Piece] | None = None
     """The answer to the client's GET stream; None: 405."""
     dropped: bool = False
-    """The standard reads no message in it: the proxy drops it (no decline to send)."""
+    """The standard reads no message in it: the proxy drops it (no decline to send) and the
+    waiting request gets an error."""
     mode: str = "legacy"
     """The Python client's protocol mode (2026-07-28 for ``input_required``)."""
 

@@ -309,7 +309,14 @@ class HttpProxy:
             async for message, event in self._vetted(events, origin, headers, ch):
                 yield _encoded(message, event, self.relay)
         except (httpx.HTTPError, SseTooLong, SseCut) as exc:
-            self.relay.diagnostic(f"the upstream stream ended: {exc or type(exc).__name__}")
+            why = str(exc) or type(exc).__name__
+            self.relay.diagnostic(f"the upstream stream ended: {why}")
+            if origin is not None:
+                # The client may still wait for its answer on this stream: it gets an error.
+                text = (
+                    f"urlvet proxy: the stream of the upstream server {self.upstream} failed: {why}"
+                )
+                yield encode_event(_error(origin.get("id"), text))
         finally:
             await resp.aclose()
 
