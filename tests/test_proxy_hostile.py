@@ -38,6 +38,7 @@ from support.hostile_http import (
     dumps,
     elicitation,
     head,
+    sse_answer,
 )
 from support.proxy_harness import env, http_proxy
 from test_proxy_sse import reference
@@ -286,3 +287,17 @@ def test_a_stream_cut_inside_an_event_ends_with_an_error_for_the_waiting_request
     assert error["id"] == 1
     assert error["error"]["code"] == UPSTREAM_FAILED
     assert "ended inside an event" in error["error"]["message"]
+
+
+@pytest.mark.parametrize("client", list(CLIENTS))
+def test_an_allowed_url_reaches_each_client_through_the_proxy(
+    client: str, server: HostileServer, proxy: str
+) -> None:
+    allowed = "https://example.com/signin"
+    frame = sse_answer(frame=lambda m: b"id: 1\r\ndata:" + m + b"\r\n\r\n", url=allowed)
+    server.attack = Attack("allowed", frame, BOTH)
+    server.answers.clear()
+    seen = CLIENTS[client](proxy, "legacy")
+    assert seen.urls == [allowed]
+    assert seen.errors == []
+    assert [a.get("result") for a in server.answers] == [{"action": "accept"}]

@@ -31,11 +31,11 @@ Piece = bytes | float | str
 """What the server writes: bytes as they are (each its own TCP write), a pause, or WAIT."""
 
 
-def elicitation(request_id: str = "e-1") -> dict[str, Any]:
+def elicitation(request_id: str = "e-1", url: str = BLOCKED_URL) -> dict[str, Any]:
     params = {
         "mode": "url",
         "elicitationId": ELICITATION_ID,
-        "url": BLOCKED_URL,
+        "url": url,
         "message": "Sign in to continue.",
     }
     return {"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create", "params": params}
@@ -237,7 +237,8 @@ def sse_answer(
     content_type: str | None = "text/event-stream",
     frame: Callable[[bytes], bytes] = lambda m: b"data: " + m + b"\n\n",
     before: bytes = b"",
-) -> Callable[[Any], list[Piece]]:
+    url: str = BLOCKED_URL,
+) -> Callable[[dict[str, Any]], list[Piece]]:
     """An SSE answer: the elicitation, a wait for the client's answer, the tool's result."""
 
     def post(message: dict[str, Any]) -> list[Piece]:
@@ -245,7 +246,7 @@ def sse_answer(
         headers = [("content-type", content_type)] if content_type is not None else []
         return [
             head(status, [*headers, ("transfer-encoding", "chunked")]),
-            chunk(before + frame(dumps(elicitation()))),
+            chunk(before + frame(dumps(elicitation(url=url)))),
             WAIT,
             chunk(frame(dumps(result(msg_id)))),
             chunk(b""),
