@@ -38,6 +38,7 @@ from support.hostile_http import (
     dumps,
     elicitation,
     head,
+    input_required,
     sse_answer,
 )
 from support.proxy_harness import env, http_proxy
@@ -301,3 +302,29 @@ def test_an_allowed_url_reaches_each_client_through_the_proxy(
     assert seen.urls == [allowed]
     assert seen.errors == []
     assert [a.get("result") for a in server.answers] == [{"action": "accept"}]
+
+
+def test_an_input_required_answer_on_the_get_stream_is_retried_with_a_decline(
+    server: HostileServer, proxy: str
+) -> None:
+    """The answer to a POSTed call comes on the GET stream: the proxy knows the call it retries."""
+    accepted = [head(202, [("content-length", "0")])]
+    stream = b"data: " + dumps(input_required(41)) + b"\n\n"
+    get = [
+        head(200, [("content-type", "text/event-stream"), ("transfer-encoding", "chunked")]),
+        chunk(stream),
+        chunk(b""),
+    ]
+    server.attack = Attack("answer-on-get", lambda _: accepted, BOTH, get=get)
+    server.answers.clear()
+    session = {**MCP_HEADERS, "mcp-session-id": "get-stream-1"}
+    call = {**CALL, "id": 41}
+    assert httpx.post(proxy, json=call, headers=session, timeout=30).status_code == 202
+    with httpx.stream("GET", proxy, headers=session, timeout=30) as resp:
+        body = resp.read()
+    assert b"evil.example" not in body
+    (event,) = reference(body)
+    answer = json.loads(event[1])
+    assert answer["id"] == 41
+    assert answer["result"]["content"][0]["text"] == "done"
+    assert server.answers == [{"result": {"action": "decline"}}]

@@ -234,6 +234,9 @@ class HttpProxy:
             if len(body) > MAX_MESSAGE:
                 return Response(f"message longer than {MAX_MESSAGE:,} bytes", status_code=413)
             requests = _requests_in(body)
+            # As over stdio, the relay sees what the client sends (its requests, to retry one
+            # that an answer on another stream asks input for; its initialize).
+            self.relay.from_client(body, channel)
         else:
             body, requests = b"", []
         origin = requests[0] if len(requests) == 1 else None
