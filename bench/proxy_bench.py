@@ -44,7 +44,7 @@ from support.proxy_harness import (  # noqa: E402
     wait_for_port,
 )
 
-HTTP_UPSTREAM = ROOT / "tests" / "http_upstream.py"
+HTTP_UPSTREAM = ROOT / "tests" / "support" / "http_upstream.py"
 BENCH_ZONE = "proxy-bench.test"
 ALLOWED = "https://example.com/signin"
 

@@ -202,29 +202,6 @@ def test_a_minus_32042_with_a_blocked_url_becomes_urlvets_error(proxy: str) -> N
     assert data["error"]["message"].startswith("urlvet blocked the URL")
 
 
-def test_sse_events_are_found_whatever_the_chunking() -> None:
-    import anyio
-
-    from urlvet.mcp.proxy.http import sse_events
-
-    stream = b'id: 1\ndata: {"a":1}\n\n: keep-alive\n\nid: 2\r\ndata: {"b":\r\ndata: 2}\r\n\r\n'
-
-    async def events(cut: int) -> list[tuple[bytes, bytes | None]]:
-        async def chunks() -> Any:
-            yield stream[:cut]
-            yield stream[cut:]
-
-        return [(e.raw, e.data) async for e in sse_events(chunks())]
-
-    for cut in range(len(stream) + 1):
-        got = anyio.run(events, cut)
-        assert got == [
-            (b'id: 1\ndata: {"a":1}\n\n', b'{"a":1}'),
-            (b": keep-alive\n\n", None),
-            (b'id: 2\r\ndata: {"b":\r\ndata: 2}\r\n\r\n', b'{"b":\n2}'),
-        ], cut
-
-
 def test_concurrent_tool_calls_over_http(proxy: str) -> None:
     """200 at once (the 1,000 of the stdio test take minutes here: httpx's client pool, not the
     proxy, is slow with that many waiting requests, directly to the upstream as well)."""

@@ -792,6 +792,31 @@ def hook_cmd(
     "--listen", metavar="HOST:PORT", help="Where to serve the endpoint (http://HOST:PORT/mcp)."
 )
 @click.option(
+    "--allow-remote",
+    is_flag=True,
+    help="Listen on an address other computers can reach (needs a bearer token).",
+)
+@click.option(
+    "--auth-token",
+    envvar="URLVET_PROXY_TOKEN",
+    metavar="TOKEN",
+    help="Bearer token every HTTP request must carry (default: $URLVET_PROXY_TOKEN).",
+)
+@click.option(
+    "--allow-origin",
+    "allow_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="A browser origin allowed besides this computer's (e.g. https://app.example).",
+)
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="HOST",
+    help="A Host name the endpoint answers to besides localhost and the --listen address.",
+)
+@click.option(
     "--log",
     "log_path",
     type=click.Path(dir_okay=False),
@@ -812,6 +837,10 @@ def proxy_cmd(
     server_name: str | None,
     upstream: str | None,
     listen: str | None,
+    allow_remote: bool,
+    auth_token: str | None,
+    allow_origins: tuple[str, ...],
+    allow_hosts: tuple[str, ...],
     log_path: str | None,
     policy_path: str | None,
     select: tuple[str, ...],
@@ -843,6 +872,10 @@ def proxy_cmd(
             server=server,
             server_name=server_name,
             log=log_path,
+            allow_remote=allow_remote,
+            auth_token=auth_token,
+            allow_origins=allow_origins,
+            allow_hosts=allow_hosts,
         )
     except (UrlvetError, OSError) as exc:
         _fail(str(exc))

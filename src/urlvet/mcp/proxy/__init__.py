@@ -3,7 +3,9 @@
 - :mod:`.core`: the relay's decisions, whatever the transport (:class:`Relay`, :class:`Step`);
 - :mod:`.judge`: the one seam onto vetting (a server message in, a judgement out);
 - :mod:`.stdio`: the server as a child process, JSON-RPC lines both ways;
-- :mod:`.http`: a Streamable HTTP endpoint in front of an upstream one (httpx and uvicorn).
+- :mod:`.http`: a Streamable HTTP endpoint in front of an upstream one (httpx and uvicorn),
+  with :mod:`.sse` (event streams read as the HTML standard says) and :mod:`.listener` (who
+  may use the endpoint).
 
 :func:`run_proxy` is what ``urlvet proxy`` calls.
 """
@@ -30,12 +32,19 @@ def run_proxy(
     server_name: str | None = None,
     log: str | None = None,
     grace: float = GRACE,
+    allow_remote: bool = False,
+    auth_token: str | None = None,
+    allow_origins: Sequence[str] = (),
+    allow_hosts: Sequence[str] = (),
 ) -> int:
     """Run the proxy until its child exits (stdio) or it is stopped (HTTP); its exit status.
 
     ``command`` starts a stdio server; ``upstream`` and ``listen`` put an HTTP endpoint in
     front of a Streamable HTTP one. ``server`` is the server as the client's configuration
     names it: ``stdio`` (the default for a command) or the upstream URL (the default for HTTP).
+    Over HTTP, ``allow_remote`` with ``auth_token`` lets the proxy listen beyond loopback, and
+    ``allow_origins``/``allow_hosts`` widen the ``Origin`` and ``Host`` it accepts
+    (:mod:`.listener`).
     Raises :class:`ProxyError` or :class:`~urlvet.errors.InputError` for unusable options.
     """
     from urlvet.engine import Vetter
@@ -63,7 +72,15 @@ def run_proxy(
                     f"the HTTP proxy needs {exc.name}: pip install 'urlvet[mcp]'"
                 ) from None
 
-            return run_http(upstream, listen, relay)
+            return run_http(
+                upstream,
+                listen,
+                relay,
+                allow_remote=allow_remote,
+                token=auth_token,
+                allow_origins=allow_origins,
+                allow_hosts=allow_hosts,
+            )
         return run_stdio(command, relay, grace=grace)
     finally:
         if proxy_log is not None:
