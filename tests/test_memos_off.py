@@ -140,7 +140,7 @@ def test_hostile_tails_get_the_verdicts_of_the_reference(which: str, tmp_path: P
     if which == "default":
         source, policy = OFFLINE, Policy.model_validate(OFFLINE)
     elif which == "strict":
-        source = ROOT / "rules" / "strict.yaml"
+        source = ROOT / "src" / "urlvet" / "policies" / "strict.yaml"
         policy = load_policy(source)
     else:
         source = _custom_policy(tmp_path)
