@@ -10,6 +10,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -218,7 +219,39 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
     ctx.exit()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+INTERRUPTED_EXIT = 130
+"""The exit code after Ctrl-C (SIGINT): 128 + SIGINT, as shells report it."""
+PIPE_CLOSED_EXIT = 141
+"""The exit code when the reader of stdout went away (``| head -1``): 128 + SIGPIPE, as a
+shell reports a filter that a closed pipe ended; never 1, which means findings."""
+
+
+def _quiet_stdout() -> None:
+    # Python flushes stdout once more at exit: to a closed pipe, that prints a warning.
+    with suppress(OSError, ValueError, AttributeError):  # no descriptor under a test's runner
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+class UrlvetGroup(click.Group):
+    """The ``urlvet`` command group: Ctrl-C and a closed pipe end every command as a shell's
+    other commands end, without a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; Ctrl-C exits 130 with one line on stderr, a closed stdout 141."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            # After the terminal's "^C", on a line of its own.
+            lead = "\n" if sys.stderr.isatty() else ""
+            with suppress(OSError):
+                click.echo(f"{lead}urlvet: interrupted", err=True)
+            ctx.exit(INTERRUPTED_EXIT)
+        except BrokenPipeError:
+            _quiet_stdout()
+            ctx.exit(PIPE_CLOSED_EXIT)
+
+
+@click.group(cls=UrlvetGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--version",
     is_flag=True,
@@ -268,9 +301,16 @@ def check(
     tls: bool | None,
     ca_file: str | None,
 ) -> None:
-    """Vet each URL and print the decision with its findings."""
+    """Vet each URL and print the decision with its findings; '-' reads URLs from stdin, one
+    a line (blank lines and lines starting with '#' are skipped)."""
     from urlvet.engine import Vetter
     from urlvet.server import as_server
+
+    if urls.count("-") > 1:
+        _fail("'-' (stdin) can be given once")
+    if "-" in urls:
+        at = urls.index("-")
+        urls = (*urls[:at], *_stdin_urls(), *urls[at + 1 :])
 
     policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
     try:
@@ -309,6 +349,19 @@ def check(
                 click.echo("\n".join(printable(line, 2000) for line in explanations[i].lines()))
     threshold = 1 if fail_on == "warn" else 2
     sys.exit(1 if any(v.decision.rank >= threshold for v in verdicts) else 0)
+
+
+def _stdin_urls() -> list[str]:
+    """The URLs on stdin, one a line; exits 2 at a line that is not UTF-8."""
+    urls = []
+    for lineno, raw in enumerate(click.get_binary_stream("stdin"), start=1):
+        try:
+            line = raw.decode("utf-8").strip()
+        except UnicodeDecodeError as exc:
+            _fail(f"stdin:{lineno}: invalid UTF-8 (byte 0x{raw[exc.start]:02x}): {exc.reason}")
+        if line and not line.startswith("#"):
+            urls.append(line)
+    return urls
 
 
 def render_text(verdict: Any, colour: bool) -> str:
@@ -429,10 +482,12 @@ def policy_test(paths: tuple[str, ...], fmt: str, output: str | None) -> None:
         else fixtures.render_text(runs, printable=printable)
     )
     if output:
+        from urlvet.files import write_atomically
+
         try:
-            Path(output).write_text(report + "\n", encoding="utf-8")
-        except OSError as exc:
-            _fail(f"{output}: cannot write: {exc.strerror or exc}")
+            write_atomically(output, (report + "\n").encode("utf-8"))
+        except InputError as exc:
+            _fail(str(exc))
         click.echo(fixtures.summary(runs), err=True)
     else:
         click.echo(report)
@@ -510,7 +565,12 @@ def policy_import_domains(ranking: str, top: int, output: str | None) -> None:
         header=f"Protected domains: the top {len(domains):,} sites of {Path(ranking).name}.",
     )
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        from urlvet.files import write_atomically
+
+        try:
+            write_atomically(output, text.encode("utf-8"))
+        except InputError as exc:
+            _fail(str(exc))
         click.echo(f"wrote {len(domains):,} domains to {output}", err=True)
     else:
         click.echo(text, nl=not text.endswith("\n"))
