@@ -24,8 +24,10 @@ order key of each object (its file's place in the share, its line); worker 0 mer
 of a share by those keys, between shares of its own and once it is done.
 
 A split audit is taken when (:func:`plan_split`): the format is jsonl or json, the audit is
-offline, ``jobs`` > 1, every input is a regular uncompressed file named once, and there are
-at least two shares of :data:`MIN_SHARE_BYTES`. Otherwise the pipeline runs as before.
+offline, ``jobs`` > 1, every input is a regular file named once, and there are at least two
+shares of :data:`MIN_SHARE_BYTES`. Otherwise the pipeline runs as before. A compressed file
+(gzip, bzip2, xz, zstd: known by its first bytes) is never cut: it is a piece of a share
+whole, and each worker reads it decompressed.
 """
 
 from __future__ import annotations
@@ -83,8 +85,6 @@ SPLIT_FORMATS = ("jsonl", "json")
 SHOWN_DIAGNOSTICS = 51
 """Input problems a worker sends back to be shown on stderr: more than the audit shows
 (50), so that the parent also knows when to say that further ones are only in the report."""
-COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".lzma", ".zst", ".lz4", ".zip", ".br", ".z")
-"""Inputs that may be read decompressed: they are never split by bytes."""
 WORKER_CACHE_DIVISOR = 4
 """A worker's record cache budget is the audit's divided by this and by the number of
 workers: each worker holds the engine's per-host caches of its own besides."""
@@ -123,8 +123,6 @@ def plan_split(
     sizes: list[int] = []
     for source in sources:
         if source.path is None or source.span is not None:
-            return None
-        if source.path.lower().endswith(COMPRESSED_SUFFIXES):
             return None
         try:
             st = os.stat(source.path)
