@@ -30,7 +30,63 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 
 
 def _use_colour(no_color: bool) -> bool:
-    return not no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
+    """Colour for stdout: never with --no-color or NO_COLOR (no-color.org), always with
+    FORCE_COLOR (force-color.org), else when stdout is a terminal. A variable counts when it
+    is set and not empty."""
+    if no_color or os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return sys.stdout.isatty()
+
+
+VERBOSITY = "urlvet.verbosity"
+"""The key of the -q/-v count in the click context's meta (shared by nested contexts)."""
+
+
+def _count_verbosity(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    if value:
+        meta = ctx.find_root().meta
+        meta[VERBOSITY] = meta.get(VERBOSITY, 0) + (value if param.name == "verbose" else -value)
+    return value
+
+
+def verbosity() -> int:
+    """-1 with -q (errors only on stderr), 0 by default, 1 with -v (what the run used and
+    did); given before or after the command's name."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return 0
+    count: int = ctx.find_root().meta.get(VERBOSITY, 0)
+    return max(-1, min(1, count))
+
+
+def verbosity_options() -> list[click.Option]:
+    """-q/--quiet and -v/--verbose, for the group and for each command."""
+    return [
+        click.Option(
+            ["-q", "--quiet"],
+            count=True,
+            expose_value=False,
+            callback=_count_verbosity,
+            help="Only errors on stderr: no notes, no progress line, no input warnings "
+            "(those stay in the report).",
+        ),
+        click.Option(
+            ["-v", "--verbose"],
+            count=True,
+            expose_value=False,
+            callback=_count_verbosity,
+            help="Also say on stderr which policy the run used and, for an audit, its "
+            "figures (files, lines, URLs, distinct URLs vetted, time).",
+        ),
+    ]
+
+
+def _note(message: str) -> None:
+    """A note on stderr (``urlvet: note: ...``), unless -q."""
+    if verbosity() >= 0:
+        click.echo(f"urlvet: note: {message}", err=True)
 
 
 def _split_codes(values: Sequence[str]) -> list[str]:
@@ -70,6 +126,16 @@ def policy_options(fn: F) -> F:
             metavar="HOST[:PORT]",
             help="Nameserver to ask instead of the system's (repeatable).",
         ),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def outcome_options(fn: F) -> F:
+    """--fail-on and --no-color: for the commands whose exit code is a decision and whose text
+    may be coloured (check, consent, audit); not for hook, whose answers are JSON lines."""
+    options = [
         click.option(
             "--fail-on",
             type=click.Choice(["warn", "block"]),
@@ -78,7 +144,9 @@ def policy_options(fn: F) -> F:
             help="Exit 1 when a URL gets this decision or worse.",
         ),
         click.option(
-            "--no-color", is_flag=True, help="No colour (also: NO_COLOR in the environment)."
+            "--no-color",
+            is_flag=True,
+            help="No colour (also: NO_COLOR in the environment; FORCE_COLOR forces it).",
         ),
     ]
     for option in reversed(options):
@@ -131,10 +199,9 @@ def with_tls(policy: Any, tls: bool | None, ca_file: str | None) -> Any:
         except InputError as exc:
             _fail(str(exc))
         if not policy.dns.enabled:
-            click.echo(
-                "urlvet: note: without DNS the TLS probe reaches IP-literal hosts only: a "
-                "name is probed only at an address its DNS check approved",
-                err=True,
+            _note(
+                "without DNS the TLS probe reaches IP-literal hosts only: a "
+                "name is probed only at an address its DNS check approved"
             )
     return policy
 
@@ -169,6 +236,8 @@ def build_policy(
             policy = policy.with_changes(**changes)
         # Compiling reads the policy's feed files: their errors are policy errors too.
         report_feeds(policy.compiled.settings)
+        if verbosity() > 0:
+            click.echo(f"urlvet: policy: {policy_path or 'the built-in balanced policy'}", err=True)
         return policy
     except PolicyError as exc:
         _fail(str(exc))
@@ -188,7 +257,7 @@ def report_feeds(settings: Any, quiet: bool = True) -> list[str]:
         for table in feeds.tables:
             lines.append(table.report())
             if table.skipped and quiet:
-                click.echo(f"urlvet: note: {table.report()}", err=True)
+                _note(table.report())
     return lines
 
 
@@ -283,6 +352,7 @@ def main() -> None:
     "policy ignored or allowed; the threshold behind the decision.",
 )
 @policy_options
+@outcome_options
 @tls_options
 def check(
     urls: tuple[str, ...],
@@ -344,7 +414,7 @@ def check(
     else:
         colour = _use_colour(no_color)
         for i, v in enumerate(verdicts):
-            click.echo(render_text(v, colour))
+            click.echo(render_text(v, colour), color=colour)
             if explanations:
                 click.echo("\n".join(printable(line, 2000) for line in explanations[i].lines()))
     threshold = 1 if fail_on == "warn" else 2
@@ -614,6 +684,7 @@ def _configured_server(server: str | None, server_name: str | None) -> Any:
     show_default=True,
 )
 @policy_options
+@outcome_options
 @tls_options
 def consent_cmd(
     url: str,
@@ -646,7 +717,8 @@ def consent_cmd(
     elif fmt == "html":
         click.echo(summary.to_html(), nl=False)
     else:
-        click.echo(summary.to_text(colour=_use_colour(no_color)))
+        colour = _use_colour(no_color)
+        click.echo(summary.to_text(colour=colour), color=colour)
     threshold = 1 if fail_on == "warn" else 2
     sys.exit(1 if verdict.decision.rank >= threshold else 0)
 
@@ -669,8 +741,6 @@ def hook_cmd(
     ignore: tuple[str, ...],
     dns: bool | None,
     nameserver: tuple[str, ...],
-    fail_on: str,
-    no_color: bool,
     tls: bool | None,
     ca_file: str | None,
 ) -> None:
@@ -680,6 +750,9 @@ def hook_cmd(
     (draft interaction/create and -32003, 2025-11-25 elicitation/create and -32042,
     2026-07-28 input_required results) and the response to send back. A blocked URL is
     declined; a malformed line gets an error object and a decline. Runs until stdin closes.
+
+    Each answer carries its own decision, so the exit status does not repeat one: 0 when
+    stdin closed and every line was answered, 2 for usage and policy errors.
     """
     from urlvet.engine import Vetter
     from urlvet.mcp import hook_lines
@@ -856,6 +929,7 @@ _AUDIT_FORMATS = ("text", "json", "jsonl", "sarif", "github")
 @click.option("--no-progress", is_flag=True, help="No progress line on a terminal's stderr.")
 @click.option("--show-secrets", is_flag=True, help="Do not redact secrets in URLs.")
 @policy_options
+@outcome_options
 @tls_options
 def audit_cmd(
     paths: tuple[str, ...],
@@ -923,7 +997,8 @@ def audit_cmd(
         write_baseline=write_baseline,
         exit_zero=exit_zero,
         colour=_use_colour(no_color),
-        progress=not no_progress,
+        progress=not no_progress and verbosity() >= 0,
+        verbosity=verbosity(),
         spark_master=spark_master,
     )
     own_process = click.get_current_context().find_root().obj is OWN_PROCESS
@@ -1124,6 +1199,16 @@ def spark_main(argv: list[str] | None = None) -> None:
     """``python -m urlvet.spark INPUT OUTPUT --format parquet|jsonl ...`` and ``urlvet-spark``:
     the Spark job's command line (see ``--help``)."""
     spark_job_command.main(args=argv, prog_name="python -m urlvet.spark")
+
+
+def _with_verbosity(command: click.Command) -> None:
+    command.params.extend(verbosity_options())
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _with_verbosity(sub)
+
+
+_with_verbosity(main)  # -q and -v before the command's name or after it
 
 
 OWN_PROCESS = "urlvet command"

@@ -18,7 +18,7 @@ from urlvet.audit.output import RunInfo, make_writer
 from urlvet.audit.output.baseline import Baseline, load_baseline, write_baseline
 from urlvet.audit.output.progress import Progress
 from urlvet.audit.pipeline import Auditor
-from urlvet.audit.report import Reporter
+from urlvet.audit.report import Reporter, Summary
 from urlvet.audit.sources import Diagnostic, Source, expand_paths
 from urlvet.audit.split import plan_split, run_split
 from urlvet.files import atomic_output
@@ -58,6 +58,8 @@ class AuditRun:
     """Colour the text report (for a terminal)."""
     progress: bool = True
     """Show a progress line when stderr is a terminal."""
+    verbosity: int = 0
+    """-1: errors only on stderr (no notes, no input warnings); 1: the run's figures too."""
     spark_master: str | None = None
     """Vet on Spark at this master (``local[4]``, ``spark://host:7077``, ``yarn``): see
     :class:`urlvet.audit.pipeline.SparkStrategy`."""
@@ -85,7 +87,7 @@ def run_audit(policy: Policy, run: AuditRun, stdout: BinaryIO, stderr: TextIO) -
         from urlvet.spark import start_session
 
         spark = start_session(run.spark_master)
-    if run.options.jobs > 1 and auditor.uses_dns:
+    if run.options.jobs > 1 and auditor.uses_dns and run.verbosity >= 0:
         stderr.write(
             "urlvet: note: --jobs applies to offline audits (--no-dns); "
             "with DNS, lookups run concurrently in one process\n"
@@ -143,7 +145,7 @@ def _write_report(
         fail_at=compiled.block_at if run.fail_on == "block" else compiled.warn_at,
         baseline=baseline,
         collect_baseline=run.write_baseline is not None,
-        on_diagnostic=_diagnostic_printer(stderr, progress),
+        on_diagnostic=_diagnostic_printer(stderr, progress, errors_only=run.verbosity < 0),
     )
     shares = plan_split(sources, run.fmt, run.options, offline=not auditor.uses_dns)
     try:
@@ -181,11 +183,20 @@ def _write_report(
         if progress is not None:
             progress.clear()
         stream.detach()  # the file (or stdout) is closed by its owner
+    if run.verbosity > 0:
+        stderr.write(f"urlvet: {_figures(summary)}\n")
     if summary.input_errors:
         return 2
     if run.write_baseline is not None:
         return 0
     return 1 if summary.failing and not run.exit_zero else 0
+
+
+def _figures(summary: Summary) -> str:
+    return (
+        f"audited {summary.sources:,} files, {summary.lines:,} lines, {summary.urls:,} URLs "
+        f"({summary.vetted:,} distinct keys vetted) in {summary.elapsed:.2f}s"
+    )
 
 
 def _progress(run: AuditRun, sources: list[Source], stderr: TextIO) -> Progress | None:
@@ -198,11 +209,15 @@ def _progress(run: AuditRun, sources: list[Source], stderr: TextIO) -> Progress 
     return Progress(stderr, total if all(s.path for s in sources) else None)
 
 
-def _diagnostic_printer(stderr: TextIO, progress: Progress | None) -> Callable[[Diagnostic], None]:
+def _diagnostic_printer(
+    stderr: TextIO, progress: Progress | None, errors_only: bool = False
+) -> Callable[[Diagnostic], None]:
     shown = 0
 
     def on_diagnostic(diag: Diagnostic) -> None:
         nonlocal shown
+        if errors_only and diag.level != "error":
+            return
         shown += 1
         if shown > STDERR_DIAGNOSTICS + 1:
             return
