@@ -620,16 +620,27 @@ def policy_diff(
     help="Write the fragment to this file instead of stdout.",
 )
 def policy_import_domains(ranking: str, top: int, output: str | None) -> None:
-    """Turn a ranking CSV (rank,domain as Tranco and CrUX publish) into a policy fragment.
+    """Turn a ranking CSV into a policy fragment: rank,domain as Tranco publishes it, or
+    origin,rank as the Chrome UX Report publishes it (https://www.example.com,1000).
 
-    The fragment lists `protected_domains`; include it in a policy with `extends`.
+    The fragment lists `protected_domains`; include it in a policy with `extends`. Rows that
+    cannot be used are skipped and counted on stderr.
     """
-    from urlvet.lookalike import import_ranking_csv, render_policy_fragment
+    from urlvet.lookalike import read_ranking_csv, render_policy_fragment
 
     try:
-        domains = import_ranking_csv(ranking, top)
+        ranked = read_ranking_csv(ranking, top)
     except UrlvetError as exc:
         _fail(str(exc))
+    domains = ranked.domains
+    if ranked.skipped:
+        click.echo(
+            f"urlvet: warning: {ranking}: skipped {ranked.skipped:,} rows "
+            f"({ranked.malformed:,} neither rank,domain nor origin,rank; "
+            f"{ranked.unusable:,} naming no registrable domain), the first at line "
+            f"{ranked.first_skipped}",
+            err=True,
+        )
     text = render_policy_fragment(
         domains,
         header=f"Protected domains: the top {len(domains):,} sites of {Path(ranking).name}.",
