@@ -867,7 +867,7 @@ def _read_lines(path: str) -> list[str]:
 
 # --- urlvet audit --------------------------------------------------------------------------
 
-_AUDIT_FORMATS = ("text", "json", "jsonl", "sarif", "github")
+_AUDIT_FORMATS = ("text", "json", "jsonl", "sarif", "github", "html")
 
 
 @main.command("audit")
@@ -879,7 +879,8 @@ _AUDIT_FORMATS = ("text", "json", "jsonl", "sarif", "github")
     default="text",
     show_default=True,
     help="text: grouped report and summary; json/jsonl: one object per URL occurrence; "
-    "sarif: SARIF 2.1.0 for code scanning; github: workflow annotations.",
+    "sarif: SARIF 2.1.0 for code scanning; github: workflow annotations; html: one "
+    "self-contained page (with -o report.html) to look at.",
 )
 @click.option(
     "-o",
