@@ -15,7 +15,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from urlvet.cli import main
+from urlvet.cli import main, spark_job_command
 
 ROOT = Path(__file__).resolve().parents[1]
 ESC = "\x1b["
@@ -190,7 +190,11 @@ def _commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Com
     return found
 
 
-@pytest.mark.parametrize(("name", "command"), _commands(main), ids=lambda x: str(x))
+@pytest.mark.parametrize(
+    ("name", "command"),
+    [*_commands(main), ("urlvet-spark", spark_job_command)],
+    ids=lambda x: str(x),
+)
 def test_every_option_a_command_takes_is_read_by_it(name: str, command: click.Command) -> None:
     # A parameter the command is given but never reads is a dead option.
     assert command.callback is not None

@@ -413,6 +413,58 @@ def test_module_entry_point_fails_cleanly_before_starting_spark(tmp_path: Path) 
     assert "Traceback" not in proc.stderr
 
 
+def _as_a_user(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m urlvet.spark ...`` as a user runs it: from another directory, with a clean
+    environment (no PYSPARK_PYTHON; a PATH whose python3 is not this one and has none of
+    urlvet's dependencies), this checkout's sources on PYTHONPATH (an install does that)."""
+    import os
+
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "LANG": "C.UTF-8"}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    if os.environ.get("JAVA_HOME"):
+        env["JAVA_HOME"] = os.environ["JAVA_HOME"]
+    return subprocess.run(
+        [sys.executable, "-m", "urlvet.spark", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+
+
+def test_the_job_as_a_user_runs_it_writes_jsonl_files(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "in.urls").write_text(
+        "https://example.com/\nhttps://10.0.0.1/admin\nhttps://bit.ly/x\n", encoding="utf-8"
+    )
+    done = _as_a_user("in.urls", "out", "--format", "jsonl", "--master", "local[1]", cwd=elsewhere)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ModuleNotFoundError" not in done.stderr
+    parts = sorted(p.name for p in (elsewhere / "out").iterdir() if p.name.startswith("part-"))
+    assert parts
+    assert all(p.endswith(".jsonl") for p in parts), parts  # not Spark's part-*.txt
+    found = [
+        json.loads(line)
+        for p in parts
+        for line in (elsewhere / "out" / p).read_text(encoding="utf-8").splitlines()
+    ]
+    assert {o["url"]: o["decision"] for o in found} == {
+        "https://example.com/": "allow",
+        "https://10.0.0.1/admin": "block",
+        "https://bit.ly/x": "warn",
+    }
+    # Again, without --overwrite: said before Spark starts, in urlvet's words.
+    again = _as_a_user("in.urls", "out", "--format", "jsonl", cwd=elsewhere)
+    assert again.returncode == 2
+    assert again.stderr == "urlvet: error: out already exists: use --overwrite to replace it\n"
+    assert (
+        sorted(p.name for p in (elsewhere / "out").iterdir() if p.name.startswith("part-")) == parts
+    )
+
+
 # --- urlvet audit with Spark as its strategy ------------------------------------------------
 
 

@@ -1,7 +1,9 @@
-"""The ``urlvet`` command line. The only module that imports click.
+"""The ``urlvet`` command line. The only module that parses a command line with click (the
+text renderings use click's styling for colour, the one colour path).
 
 stdout carries results only; diagnostics go to stderr. Exit 0 when nothing reaches
-``--fail-on``, 1 when something does, 2 for usage, policy and input errors.
+``--fail-on``, 1 when something does, 2 for usage, policy and input errors, 130 after
+Ctrl-C, 141 when the reader of stdout went away (docs/cli.md).
 """
 
 from __future__ import annotations
@@ -330,7 +332,11 @@ class UrlvetGroup(click.Group):
     help="Show the version and the date of the HSTS preload list, and exit.",
 )
 def main() -> None:
-    """Vet the URLs that MCP servers ask a client to open: allow, warn or block."""
+    """Vet the URLs that MCP servers ask a client to open: allow, warn or block.
+
+    Exit 0 clean, 1 findings at or above --fail-on, 2 usage, policy or input errors, 130
+    after Ctrl-C, 141 when the reader of stdout went away (| head).
+    """
 
 
 @main.command()
