@@ -237,3 +237,17 @@ def test_a_split_audit_of_rotated_logs_is_the_one_process_audit(
     assert two == one
     assert one[0] == 1
     assert len(one[1].splitlines()) == 4 * 3001
+
+
+@pytest.mark.parametrize("fmt", sorted(COMPRESSORS))
+def test_progress_counts_the_compressed_bytes_against_the_files_size(
+    tmp_path: Path, fmt: str
+) -> None:
+    from urlvet.audit.sources import Meter, Reader
+
+    path = tmp_path / "access.log.1"
+    path.write_bytes(COMPRESSORS[fmt](LOG))
+    meter = Meter()
+    found = list(Reader(AuditOptions(), meter).read([Source("access.log.1", str(path))]))
+    assert len(found) == 3001
+    assert meter.bytes == path.stat().st_size  # the progress line ends at 100%, not past it

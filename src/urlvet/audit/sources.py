@@ -346,14 +346,37 @@ def _without_compression_suffix(name: str) -> str:
     return name
 
 
-def _open_decompressed(stream: BinaryIO, head: bytes) -> tuple[BinaryIO, bytes, bool]:
+class _Counted(io.RawIOBase):
+    """A raw stream that counts the bytes read through it on a :class:`Meter` (a compressed
+    file's progress is the compressed bytes read, against the file's size)."""
+
+    def __init__(self, stream: io.RawIOBase, meter: Meter) -> None:
+        self._stream = stream
+        self._meter = meter
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self._stream.readinto(buffer) or 0
+        self._meter.bytes += n
+        return n
+
+
+def _open_decompressed(
+    stream: BinaryIO, head: bytes, meter: Meter | None = None
+) -> tuple[BinaryIO, bytes, bool]:
     """(stream, head, compressed): ``stream`` decompressed when ``head`` (its first bytes,
     already read) says it is compressed, with the head of the decompressed bytes; else as it
-    is. Raises :class:`CorruptInput` when the compressed data cannot be read."""
+    is. The compressed bytes read are counted on ``meter``. Raises :class:`CorruptInput` when
+    the compressed data cannot be read."""
     fmt = compression_of(head)
     if fmt is None:
         return stream, head, False
-    inner = io.BufferedReader(_Decompressed(_Prefixed(head, stream), fmt), LINES_BLOCK)  # type: ignore[arg-type]
+    raw: io.RawIOBase = _Prefixed(head, stream)
+    if meter is not None:
+        raw = _Counted(raw, meter)
+    inner = io.BufferedReader(_Decompressed(raw, fmt), LINES_BLOCK)  # type: ignore[arg-type]
     return inner, _read_head(inner), True
 
 
@@ -603,7 +626,7 @@ class Reader:
         try:
             try:
                 head = _read_head(stream)
-                text, head, compressed = _open_decompressed(stream, head)
+                text, head, compressed = _open_decompressed(stream, head, self.meter)
             except OSError as exc:
                 if self._files:
                     yield Diagnostic(source.name, None, None, "unreadable", _os_reason(exc))
@@ -623,7 +646,8 @@ class Reader:
                 kind = sniff_kind(named, head)
             limit = self._limit(kind)
             reader = io.BufferedReader(_Prefixed(head, text), 1 << 16)
-            lines = self._lines(reader, source.name, limit)
+            # Progress counts a compressed file's own bytes (_Counted), not the text's.
+            lines = self._lines(reader, source.name, limit, meter=Meter() if compressed else None)
             yield from self._kind(kind, lines, source.name)
         finally:
             if source.path is not None:
@@ -660,7 +684,12 @@ class Reader:
         return self._text(lines, name, self.options.server, "text")
 
     def _lines(
-        self, reader: BinaryIO, name: str, limit: int, first_line: int = 1
+        self,
+        reader: BinaryIO,
+        name: str,
+        limit: int,
+        first_line: int = 1,
+        meter: Meter | None = None,
     ) -> Iterator[tuple[int, str] | Diagnostic]:
         """Each line as (number, text without its line break), or a Diagnostic for a line
         that cannot be read as text.
@@ -675,7 +704,7 @@ class Reader:
         """
         route = self.route
         keep = None if route is None else route.keep
-        meter = self.meter
+        meter = self.meter if meter is None else meter
         lineno = first_line - 1
         read = reader.read1  # type: ignore[attr-defined]
         each = self._each_line
