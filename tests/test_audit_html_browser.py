@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from tests.test_consent_browser import ARTIFACTS, Dom, dump_dom, screenshot
-from tests.test_consent_browser import chromium as chromium  # the fixture
 
+from test_consent_browser import ARTIFACTS, Dom, dump_dom, screenshot
+from test_consent_browser import chromium as chromium  # the fixture
 from urlvet.audit.output.html import content_security_policy
 from urlvet.cli import main
 
