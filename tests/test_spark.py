@@ -413,6 +413,30 @@ def test_module_entry_point_fails_cleanly_before_starting_spark(tmp_path: Path) 
     assert "Traceback" not in proc.stderr
 
 
+def test_the_spark_extra_pins_what_pyspark_supports() -> None:
+    # PySpark's own requirements for its SQL side (mapInPandas) set the floors; pandas 3 it
+    # warns it does not yet fully support, so the extra keeps it out.
+    import tomllib
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]["spark"]
+    ours = {r.name: r.specifier for r in map(Requirement, extra)}
+    theirs = [Requirement(r) for r in requires("pyspark") or []]
+    needed = {r.name: r.specifier for r in theirs if r.marker and "sql" in str(r.marker)}
+    for name in ("pandas", "pyarrow"):
+        floor = Version(next(s.version for s in needed[name] if s.operator == ">="))
+        our_floor = Version(next(s.version for s in ours[name] if s.operator == ">="))
+        assert our_floor >= floor, (name, our_floor, floor)  # never below what PySpark needs
+    assert not ours["pandas"].contains("3.0.0")
+    assert ours["pandas"].contains("2.3.3")
+    assert not ours["pyspark"].contains("5.0.0")
+
+
 def _as_a_user(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """``python -m urlvet.spark ...`` as a user runs it: from another directory, with a clean
     environment (no PYSPARK_PYTHON; a PATH whose python3 is not this one and has none of
