@@ -275,6 +275,29 @@ def test_job_writes_parquet_from_a_url_list(spark: Spark, tmp_path: Path) -> Non
         assert [f["cwe"] for f in row["findings"]] == [f["cwe"] for f in want["findings"]]
 
 
+def test_job_writes_csv_with_flat_columns(spark: Spark, tmp_path: Path) -> None:
+    import csv
+
+    urls = [c["url"] for c in CASES[::6] if "\n" not in c["url"]]
+    src = tmp_path / "links.urls"
+    src.write_text("".join(f"{u}\n" for u in urls), encoding="utf-8")
+    code, err = run_job(str(src), str(tmp_path / "out"), "--format", "csv")
+    assert code == 0, err
+    parts = sorted((tmp_path / "out").glob("part-*.csv"))
+    assert parts
+    rows = [row for p in parts for row in csv.DictReader(p.open(encoding="utf-8", newline=""))]
+    audited = audit_jsonl(str(src))
+    by_url = {o["url"]: o for o in audited}
+    assert len(rows) == len(audited) == len(urls)
+    for row in rows:
+        want = by_url[row["url"]]
+        assert row["decision"] == want["decision"]
+        assert row["codes"].split() == [f["code"] for f in want["findings"]]
+        assert row["findings"] == "; ".join(
+            f"{f['code']} ({f['severity']})" for f in want["findings"]
+        )
+
+
 def test_job_writes_jsonl_from_json_records_with_a_server_field(
     spark: Spark, tmp_path: Path
 ) -> None:
@@ -374,7 +397,7 @@ def test_job_reads_urls_in_free_text_and_mcp_traffic(spark: Spark, tmp_path: Pat
         (["{src}", "{out}", "--policy", "{missing}"], "cannot read policy file"),
         (["{src}", "{out}", "--server", "ftp://nope"], "server"),
         (["{src}", "{existing}"], "already exists"),
-        (["{src}", "{out}", "--format", "csv"], "Invalid value for '--format'"),
+        (["{src}", "{out}", "--format", "xml"], "Invalid value for '--format'"),
     ],
 )
 def test_job_errors_are_one_clear_line(

@@ -1137,10 +1137,11 @@ def eval_cmd(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["parquet", "jsonl"]),
+    type=click.Choice(["parquet", "jsonl", "csv"]),
     default="parquet",
     show_default=True,
-    help="parquet: typed columns; jsonl: the objects `urlvet audit --format jsonl` writes.",
+    help="parquet: typed columns; jsonl: the objects `urlvet audit --format jsonl` writes "
+    "(part-*.jsonl files); csv: flat columns with a header, for spreadsheets.",
 )
 @click.option(
     "--input-kind",

@@ -410,8 +410,9 @@ class JobOptions:
 
     input_kind: InputKind = "urls"
     """How to read the input lines."""
-    fmt: Literal["parquet", "jsonl"] = "parquet"
-    """The output format."""
+    fmt: Literal["parquet", "jsonl", "csv"] = "parquet"
+    """The output format: parquet (typed columns), jsonl (the objects of ``urlvet audit
+    --format jsonl``), csv (flat columns with a header, for spreadsheets)."""
     url_col: str = "url"
     """For JSON Lines records: the (dotted) field that holds the URL."""
     server_col: str | None = None
@@ -718,10 +719,14 @@ def run_job(
         if not overwrite and _output_exists(spark, output):
             _fail(_EXISTS.format(output=output))
         frame = audit_frame(spark, source, options, policy=policy, stats=stats)
-        writer = frame.write.mode("overwrite" if overwrite else "errorifexists")
+        writer = frame.write.mode(writer_mode(overwrite))
         if options.fmt == "jsonl":
             writer.text(output)
             _rename_parts(spark, output, ".txt", ".jsonl")
+        elif options.fmt == "csv":
+            frame.select(*flat_columns()).write.mode(writer_mode(overwrite)).option(
+                "header", True
+            ).csv(output)
         else:
             writer.parquet(output)
     except spark_errors as exc:
@@ -752,6 +757,33 @@ def run_job(
 
 
 _EXISTS = "{output} already exists: use --overwrite to replace it"
+
+
+def writer_mode(overwrite: bool) -> str:
+    """Spark's save mode for the job's output."""
+    return "overwrite" if overwrite else "errorifexists"
+
+
+def flat_columns() -> list[Any]:
+    """The job's records as flat columns for CSV: the codes joined by spaces, each finding
+    as ``CODE (severity)``, ``; ``-separated; no evidence or messages of findings."""
+    from pyspark.sql import functions as F
+
+    findings = F.expr("transform(findings, f -> concat(f.code, ' (', f.severity, ')'))")
+    return [
+        F.col("path"),
+        F.col("input"),
+        F.col("column"),
+        F.col("url"),
+        F.col("href"),
+        F.col("decision"),
+        F.array_join(F.col("codes"), " ").alias("codes"),
+        F.array_join(findings, "; ").alias("findings"),
+        F.col("host"),
+        F.col("registrable_domain"),
+        F.col("server"),
+        F.col("message"),
+    ]
 
 
 def _local_path_exists(output: str) -> bool:
