@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -199,3 +200,16 @@ def test_a_device_is_written_in_place_not_replaced() -> None:
 def test_an_output_file_in_a_missing_folder_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="cannot write"):
         write_atomically(tmp_path / "no" / "report.txt", b"x")
+
+
+def test_the_spark_jobs_command_ends_on_ctrl_c_as_the_others_do() -> None:
+    from urlvet.cli import UrlvetCommand, spark_job_command
+
+    assert isinstance(spark_job_command, UrlvetCommand)
+
+    @click.command(cls=UrlvetCommand)
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    result = CliRunner().invoke(interrupted, [])
+    assert (result.exit_code, result.stderr) == (130, "urlvet: interrupted\n")

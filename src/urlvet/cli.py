@@ -303,23 +303,37 @@ def _quiet_stdout() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+def _invoke_as_a_shell_command(ctx: click.Context, invoke: Callable[[], Any]) -> Any:
+    """Run ``invoke``; Ctrl-C exits 130 with one line on stderr, a closed stdout 141, both
+    without a traceback (click's own handling would print "Aborted!" and exit 1)."""
+    try:
+        return invoke()
+    except KeyboardInterrupt:
+        # After the terminal's "^C", on a line of its own.
+        lead = "\n" if sys.stderr.isatty() else ""
+        with suppress(OSError):
+            click.echo(f"{lead}urlvet: interrupted", err=True)
+        ctx.exit(INTERRUPTED_EXIT)
+    except BrokenPipeError:
+        _quiet_stdout()
+        ctx.exit(PIPE_CLOSED_EXIT)
+
+
 class UrlvetGroup(click.Group):
     """The ``urlvet`` command group: Ctrl-C and a closed pipe end every command as a shell's
     other commands end, without a traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        """Run the command; Ctrl-C exits 130 with one line on stderr, a closed stdout 141."""
-        try:
-            return super().invoke(ctx)
-        except KeyboardInterrupt:
-            # After the terminal's "^C", on a line of its own.
-            lead = "\n" if sys.stderr.isatty() else ""
-            with suppress(OSError):
-                click.echo(f"{lead}urlvet: interrupted", err=True)
-            ctx.exit(INTERRUPTED_EXIT)
-        except BrokenPipeError:
-            _quiet_stdout()
-            ctx.exit(PIPE_CLOSED_EXIT)
+        """Run the command (see :func:`_invoke_as_a_shell_command`)."""
+        return _invoke_as_a_shell_command(ctx, lambda: super(UrlvetGroup, self).invoke(ctx))
+
+
+class UrlvetCommand(click.Command):
+    """A stand-alone command (the Spark job) that ends as :class:`UrlvetGroup`'s do."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command (see :func:`_invoke_as_a_shell_command`)."""
+        return _invoke_as_a_shell_command(ctx, lambda: super(UrlvetCommand, self).invoke(ctx))
 
 
 @click.group(cls=UrlvetGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -1127,6 +1141,7 @@ def eval_cmd(
 
 @click.command(
     "urlvet-spark",
+    cls=UrlvetCommand,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="Vet every URL in INPUT (a path or glob Spark reads: local, hdfs://, s3a://...) and "
     "write one record per URL to OUTPUT (a directory). Exit 0 when written, 2 on usage, "
