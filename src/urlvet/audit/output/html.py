@@ -37,7 +37,8 @@ TOP_ROWS = 15
 CHART_BINS = 60
 """Bars in the chart of findings over the input."""
 HOSTS_KEPT = 100_000
-"""Distinct hosts counted one by one; further ones are counted together as (other hosts)."""
+"""Distinct hosts (and distinct URLs a rule) counted one by one; further hosts are counted
+together as (other hosts), further URLs of a rule not at all."""
 DIAGNOSTICS_SHOWN = 200
 """Input problems listed on the page."""
 _URL_CHARS = 300
@@ -171,7 +172,7 @@ class HtmlWriter:
         self.stream = stream
         self.info = info
         self._by_rule: Counter[str] = Counter()
-        self._rule_urls: dict[str, set[str]] = {}
+        self._rule_urls: dict[str, set[int]] = {}
         self._names: dict[str, str] = {}
         self._hosts: dict[str, list[int]] = {}
         self._sites: dict[str, list[int]] = {}
@@ -198,7 +199,7 @@ class HtmlWriter:
             self._names[f.code] = f.name
             urls = self._rule_urls.setdefault(f.code, set())
             if len(urls) < HOSTS_KEPT:
-                urls.add(record.normalised_url)
+                urls.add(hash(record.normalised_url))  # a number, not the URL: bounded memory
         if index == 2:
             return
         self._flagged += 1
