@@ -187,11 +187,16 @@ def test_colour_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
     assert cli._use_colour(no_color=False) is True
     assert cli._use_colour(no_color=True) is False
-    monkeypatch.setenv("NO_COLOR", "")
+    monkeypatch.setenv("NO_COLOR", "1")
     assert cli._use_colour(no_color=False) is False
+    monkeypatch.setenv("NO_COLOR", "")  # set but empty: does not count (no-color.org)
+    assert cli._use_colour(no_color=False) is True
     monkeypatch.setattr(sys.stdout, "isatty", lambda: False, raising=False)
     monkeypatch.delenv("NO_COLOR")
     assert cli._use_colour(no_color=False) is False
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert cli._use_colour(no_color=False) is True
+    assert cli._use_colour(no_color=True) is False
 
 
 # -- rule and policy commands ---------------------------------------------------------------------

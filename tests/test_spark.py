@@ -274,6 +274,29 @@ def test_job_writes_parquet_from_a_url_list(spark: Spark, tmp_path: Path) -> Non
         assert [f["cwe"] for f in row["findings"]] == [f["cwe"] for f in want["findings"]]
 
 
+def test_job_writes_csv_with_flat_columns(spark: Spark, tmp_path: Path) -> None:
+    import csv
+
+    urls = [c["url"] for c in CASES[::6] if "\n" not in c["url"]]
+    src = tmp_path / "links.urls"
+    src.write_text("".join(f"{u}\n" for u in urls), encoding="utf-8")
+    code, err = run_job(str(src), str(tmp_path / "out"), "--format", "csv")
+    assert code == 0, err
+    parts = sorted((tmp_path / "out").glob("part-*.csv"))
+    assert parts
+    rows = [row for p in parts for row in csv.DictReader(p.open(encoding="utf-8", newline=""))]
+    audited = audit_jsonl(str(src))
+    by_url = {o["url"]: o for o in audited}
+    assert len(rows) == len(audited) == len(urls)
+    for row in rows:
+        want = by_url[row["url"]]
+        assert row["decision"] == want["decision"]
+        assert row["codes"].split() == [f["code"] for f in want["findings"]]
+        assert row["findings"] == "; ".join(
+            f"{f['code']} ({f['severity']})" for f in want["findings"]
+        )
+
+
 def test_job_writes_jsonl_from_json_records_with_a_server_field(
     spark: Spark, tmp_path: Path
 ) -> None:
@@ -373,7 +396,7 @@ def test_job_reads_urls_in_free_text_and_mcp_traffic(spark: Spark, tmp_path: Pat
         (["{src}", "{out}", "--policy", "{missing}"], "cannot read policy file"),
         (["{src}", "{out}", "--server", "ftp://nope"], "server"),
         (["{src}", "{existing}"], "already exists"),
-        (["{src}", "{out}", "--format", "csv"], "Invalid value for '--format'"),
+        (["{src}", "{out}", "--format", "xml"], "Invalid value for '--format'"),
     ],
 )
 def test_job_errors_are_one_clear_line(
@@ -410,6 +433,82 @@ def test_module_entry_point_fails_cleanly_before_starting_spark(tmp_path: Path) 
     assert proc.stderr.startswith("urlvet: error: ")
     assert "nope: unknown key" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_the_spark_extra_pins_what_pyspark_supports() -> None:
+    # PySpark's own requirements for its SQL side (mapInPandas) set the floors; pandas 3 it
+    # warns it does not yet fully support, so the extra keeps it out.
+    import tomllib
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]["spark"]
+    ours = {r.name: r.specifier for r in map(Requirement, extra)}
+    theirs = [Requirement(r) for r in requires("pyspark") or []]
+    needed = {r.name: r.specifier for r in theirs if r.marker and "sql" in str(r.marker)}
+    for name in ("pandas", "pyarrow"):
+        floor = Version(next(s.version for s in needed[name] if s.operator == ">="))
+        our_floor = Version(next(s.version for s in ours[name] if s.operator == ">="))
+        assert our_floor >= floor, (name, our_floor, floor)  # never below what PySpark needs
+    assert not ours["pandas"].contains("3.0.0")
+    assert ours["pandas"].contains("2.3.3")
+    assert not ours["pyspark"].contains("5.0.0")
+
+
+def _as_a_user(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m urlvet.spark ...`` as a user runs it: from another directory, with a clean
+    environment (no PYSPARK_PYTHON; a PATH whose python3 is not this one and has none of
+    urlvet's dependencies), this checkout's sources on PYTHONPATH (an install does that)."""
+    import os
+
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "LANG": "C.UTF-8"}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    if os.environ.get("JAVA_HOME"):
+        env["JAVA_HOME"] = os.environ["JAVA_HOME"]
+    return subprocess.run(
+        [sys.executable, "-m", "urlvet.spark", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+
+
+def test_the_job_as_a_user_runs_it_writes_jsonl_files(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "in.urls").write_text(
+        "https://example.com/\nhttps://10.0.0.1/admin\nhttps://bit.ly/x\n", encoding="utf-8"
+    )
+    done = _as_a_user("in.urls", "out", "--format", "jsonl", "--master", "local[1]", cwd=elsewhere)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ModuleNotFoundError" not in done.stderr
+    parts = sorted(p.name for p in (elsewhere / "out").iterdir() if p.name.startswith("part-"))
+    assert parts
+    assert all(p.endswith(".jsonl") for p in parts), parts  # not Spark's part-*.txt
+    found = [
+        json.loads(line)
+        for p in parts
+        for line in (elsewhere / "out" / p).read_text(encoding="utf-8").splitlines()
+    ]
+    assert {o["url"]: o["decision"] for o in found} == {
+        "https://example.com/": "allow",
+        "https://10.0.0.1/admin": "block",
+        "https://bit.ly/x": "warn",
+    }
+    # Again, without --overwrite: said before Spark starts, in urlvet's words.
+    again = _as_a_user("in.urls", "out", "--format", "jsonl", cwd=elsewhere)
+    assert again.returncode == 2
+    assert again.stderr == "urlvet: error: out already exists: use --overwrite to replace it\n"
+    assert (
+        sorted(p.name for p in (elsewhere / "out").iterdir() if p.name.startswith("part-")) == parts
+    )
 
 
 # --- urlvet audit with Spark as its strategy ------------------------------------------------

@@ -1,7 +1,9 @@
-"""The ``urlvet`` command line. The only module that imports click.
+"""The ``urlvet`` command line. The only module that parses a command line with click (the
+text renderings use click's styling for colour, the one colour path).
 
 stdout carries results only; diagnostics go to stderr. Exit 0 when nothing reaches
-``--fail-on``, 1 when something does, 2 for usage, policy and input errors.
+``--fail-on``, 1 when something does, 2 for usage, policy and input errors, 130 after
+Ctrl-C, 141 when the reader of stdout went away (docs/cli.md).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -29,7 +32,63 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 
 
 def _use_colour(no_color: bool) -> bool:
-    return not no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
+    """Colour for stdout: never with --no-color or NO_COLOR (no-color.org), always with
+    FORCE_COLOR (force-color.org), else when stdout is a terminal. A variable counts when it
+    is set and not empty."""
+    if no_color or os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return sys.stdout.isatty()
+
+
+VERBOSITY = "urlvet.verbosity"
+"""The key of the -q/-v count in the click context's meta (shared by nested contexts)."""
+
+
+def _count_verbosity(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    if value:
+        meta = ctx.find_root().meta
+        meta[VERBOSITY] = meta.get(VERBOSITY, 0) + (value if param.name == "verbose" else -value)
+    return value
+
+
+def verbosity() -> int:
+    """-1 with -q (errors only on stderr), 0 by default, 1 with -v (what the run used and
+    did); given before or after the command's name."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return 0
+    count: int = ctx.find_root().meta.get(VERBOSITY, 0)
+    return max(-1, min(1, count))
+
+
+def verbosity_options() -> list[click.Option]:
+    """-q/--quiet and -v/--verbose, for the group and for each command."""
+    return [
+        click.Option(
+            ["-q", "--quiet"],
+            count=True,
+            expose_value=False,
+            callback=_count_verbosity,
+            help="Only errors on stderr: no notes, no progress line, no input warnings "
+            "(those stay in the report).",
+        ),
+        click.Option(
+            ["-v", "--verbose"],
+            count=True,
+            expose_value=False,
+            callback=_count_verbosity,
+            help="Also say on stderr which policy the run used and, for an audit, its "
+            "figures (files, lines, URLs, distinct URLs vetted, time).",
+        ),
+    ]
+
+
+def _note(message: str) -> None:
+    """A note on stderr (``urlvet: note: ...``), unless -q."""
+    if verbosity() >= 0:
+        click.echo(f"urlvet: note: {message}", err=True)
 
 
 def _split_codes(values: Sequence[str]) -> list[str]:
@@ -91,6 +150,16 @@ def policy_options(fn: F) -> F:
             metavar="HOST[:PORT]",
             help="Nameserver to ask instead of the system's (repeatable).",
         ),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def outcome_options(fn: F) -> F:
+    """--fail-on and --no-color: for the commands whose exit code is a decision and whose text
+    may be coloured (check, consent, audit); not for hook, whose answers are JSON lines."""
+    options = [
         click.option(
             "--fail-on",
             type=click.Choice(["warn", "block"]),
@@ -99,7 +168,9 @@ def policy_options(fn: F) -> F:
             help="Exit 1 when a URL gets this decision or worse.",
         ),
         click.option(
-            "--no-color", is_flag=True, help="No colour (also: NO_COLOR in the environment)."
+            "--no-color",
+            is_flag=True,
+            help="No colour (also: NO_COLOR in the environment; FORCE_COLOR forces it).",
         ),
     ]
     for option in reversed(options):
@@ -160,10 +231,9 @@ def with_tls(policy: Any, tls: bool | None, ca_file: str | None) -> Any:
         except InputError as exc:
             _fail(str(exc))
         if not policy.dns.enabled:
-            click.echo(
-                "urlvet: note: without DNS the TLS probe reaches IP-literal hosts only: a "
-                "name is probed only at an address its DNS check approved",
-                err=True,
+            _note(
+                "without DNS the TLS probe reaches IP-literal hosts only: a "
+                "name is probed only at an address its DNS check approved"
             )
     return policy
 
@@ -211,6 +281,8 @@ def build_policy(
                 policy = policy.with_changes(tls=tls)
             click.echo(show_settings(choice, policy, sorted(changes)))
             sys.exit(0)
+        if verbosity() > 0:
+            click.echo(f"urlvet: policy: {choice.describe()}", err=True)
         return policy
     except PolicyError as exc:
         _fail(str(exc))
@@ -270,7 +342,7 @@ def report_feeds(settings: Any, quiet: bool = True) -> list[str]:
         for table in feeds.tables:
             lines.append(table.report())
             if table.skipped and quiet:
-                click.echo(f"urlvet: note: {table.report()}", err=True)
+                _note(table.report())
     return lines
 
 
@@ -301,7 +373,53 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
     ctx.exit()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+INTERRUPTED_EXIT = 130
+"""The exit code after Ctrl-C (SIGINT): 128 + SIGINT, as shells report it."""
+PIPE_CLOSED_EXIT = 141
+"""The exit code when the reader of stdout went away (``| head -1``): 128 + SIGPIPE, as a
+shell reports a filter that a closed pipe ended; never 1, which means findings."""
+
+
+def _quiet_stdout() -> None:
+    # Python flushes stdout once more at exit: to a closed pipe, that prints a warning.
+    with suppress(OSError, ValueError, AttributeError):  # no descriptor under a test's runner
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _invoke_as_a_shell_command(ctx: click.Context, invoke: Callable[[], Any]) -> Any:
+    """Run ``invoke``; Ctrl-C exits 130 with one line on stderr, a closed stdout 141, both
+    without a traceback (click's own handling would print "Aborted!" and exit 1)."""
+    try:
+        return invoke()
+    except KeyboardInterrupt:
+        # After the terminal's "^C", on a line of its own.
+        lead = "\n" if sys.stderr.isatty() else ""
+        with suppress(OSError):
+            click.echo(f"{lead}urlvet: interrupted", err=True)
+        ctx.exit(INTERRUPTED_EXIT)
+    except BrokenPipeError:
+        _quiet_stdout()
+        ctx.exit(PIPE_CLOSED_EXIT)
+
+
+class UrlvetGroup(click.Group):
+    """The ``urlvet`` command group: Ctrl-C and a closed pipe end every command as a shell's
+    other commands end, without a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command (see :func:`_invoke_as_a_shell_command`)."""
+        return _invoke_as_a_shell_command(ctx, lambda: super(UrlvetGroup, self).invoke(ctx))
+
+
+class UrlvetCommand(click.Command):
+    """A stand-alone command (the Spark job) that ends as :class:`UrlvetGroup`'s do."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command (see :func:`_invoke_as_a_shell_command`)."""
+        return _invoke_as_a_shell_command(ctx, lambda: super(UrlvetCommand, self).invoke(ctx))
+
+
+@click.group(cls=UrlvetGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--version",
     is_flag=True,
@@ -311,7 +429,11 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
     help="Show the version and the date of the HSTS preload list, and exit.",
 )
 def main() -> None:
-    """Vet the URLs that MCP servers ask a client to open: allow, warn or block."""
+    """Vet the URLs that MCP servers ask a client to open: allow, warn or block.
+
+    Exit 0 clean, 1 findings at or above --fail-on, 2 usage, policy or input errors, 130
+    after Ctrl-C, 141 when the reader of stdout went away (| head).
+    """
 
 
 @main.command()
@@ -333,6 +455,7 @@ def main() -> None:
     "policy ignored or allowed; the threshold behind the decision.",
 )
 @policy_options
+@outcome_options
 @tls_options
 def check(
     urls: tuple[str, ...],
@@ -351,12 +474,19 @@ def check(
     tls: bool | None,
     ca_file: str | None,
 ) -> None:
-    """Vet each URL and print the decision with its findings."""
+    """Vet each URL and print the decision with its findings; '-' reads URLs from stdin, one
+    a line (blank lines and lines starting with '#' are skipped)."""
     from urlvet.config import choose_policy
     from urlvet.engine import Vetter
     from urlvet.server import as_server
 
+    if urls.count("-") > 1:
+        _fail("'-' (stdin) can be given once")
+    # The policy first: --show-settings and a policy error end the command before stdin is read.
     policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
+    if "-" in urls:
+        at = urls.index("-")
+        urls = (*urls[:at], *_stdin_urls(), *urls[at + 1 :])
     if not urls:
         raise click.UsageError("Missing argument 'URLS...'.")
     warn_if_hsts_list_is_old()
@@ -394,11 +524,24 @@ def check(
     else:
         colour = _use_colour(no_color)
         for i, v in enumerate(verdicts):
-            click.echo(render_text(v, colour))
+            click.echo(render_text(v, colour), color=colour)
             if explanations:
                 click.echo("\n".join(printable(line, 2000) for line in explanations[i].lines()))
     threshold = 1 if fail_on == "warn" else 2
     sys.exit(1 if any(v.decision.rank >= threshold for v in verdicts) else 0)
+
+
+def _stdin_urls() -> list[str]:
+    """The URLs on stdin, one a line; exits 2 at a line that is not UTF-8."""
+    urls = []
+    for lineno, raw in enumerate(click.get_binary_stream("stdin"), start=1):
+        try:
+            line = raw.decode("utf-8").strip()
+        except UnicodeDecodeError as exc:
+            _fail(f"stdin:{lineno}: invalid UTF-8 (byte 0x{raw[exc.start]:02x}): {exc.reason}")
+        if line and not line.startswith("#"):
+            urls.append(line)
+    return urls
 
 
 def render_text(verdict: Any, colour: bool) -> str:
@@ -568,10 +711,12 @@ def policy_test(paths: tuple[str, ...], fmt: str, output: str | None) -> None:
         else fixtures.render_text(runs, printable=printable)
     )
     if output:
+        from urlvet.files import write_atomically
+
         try:
-            Path(output).write_text(report + "\n", encoding="utf-8")
-        except OSError as exc:
-            _fail(f"{output}: cannot write: {exc.strerror or exc}")
+            write_atomically(output, (report + "\n").encode("utf-8"))
+        except InputError as exc:
+            _fail(str(exc))
         click.echo(fixtures.summary(runs), err=True)
     else:
         click.echo(report)
@@ -634,22 +779,38 @@ def policy_diff(
     help="Write the fragment to this file instead of stdout.",
 )
 def policy_import_domains(ranking: str, top: int, output: str | None) -> None:
-    """Turn a ranking CSV (rank,domain as Tranco and CrUX publish) into a policy fragment.
+    """Turn a ranking CSV into a policy fragment: rank,domain as Tranco publishes it, or
+    origin,rank as the Chrome UX Report publishes it (https://www.example.com,1000).
 
-    The fragment lists `protected_domains`; include it in a policy with `extends`.
+    The fragment lists `protected_domains`; include it in a policy with `extends`. Rows that
+    cannot be used are skipped and counted on stderr.
     """
-    from urlvet.lookalike import import_ranking_csv, render_policy_fragment
+    from urlvet.lookalike import read_ranking_csv, render_policy_fragment
 
     try:
-        domains = import_ranking_csv(ranking, top)
+        ranked = read_ranking_csv(ranking, top)
     except UrlvetError as exc:
         _fail(str(exc))
+    domains = ranked.domains
+    if ranked.skipped:
+        click.echo(
+            f"urlvet: warning: {ranking}: skipped {ranked.skipped:,} rows "
+            f"({ranked.malformed:,} neither rank,domain nor origin,rank; "
+            f"{ranked.unusable:,} naming no registrable domain), the first at line "
+            f"{ranked.first_skipped}",
+            err=True,
+        )
     text = render_policy_fragment(
         domains,
         header=f"Protected domains: the top {len(domains):,} sites of {Path(ranking).name}.",
     )
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        from urlvet.files import write_atomically
+
+        try:
+            write_atomically(output, text.encode("utf-8"))
+        except InputError as exc:
+            _fail(str(exc))
         click.echo(f"wrote {len(domains):,} domains to {output}", err=True)
     else:
         click.echo(text, nl=not text.endswith("\n"))
@@ -693,6 +854,7 @@ def _configured_server(server: str | None, server_name: str | None) -> Any:
     show_default=True,
 )
 @policy_options
+@outcome_options
 @tls_options
 def consent_cmd(
     url: str,
@@ -725,7 +887,8 @@ def consent_cmd(
     elif fmt == "html":
         click.echo(summary.to_html(), nl=False)
     else:
-        click.echo(summary.to_text(colour=_use_colour(no_color)))
+        colour = _use_colour(no_color)
+        click.echo(summary.to_text(colour=colour), color=colour)
     threshold = 1 if fail_on == "warn" else 2
     sys.exit(1 if verdict.decision.rank >= threshold else 0)
 
@@ -748,8 +911,6 @@ def hook_cmd(
     ignore: tuple[str, ...],
     dns: bool | None,
     nameserver: tuple[str, ...],
-    fail_on: str,
-    no_color: bool,
     tls: bool | None,
     ca_file: str | None,
 ) -> None:
@@ -759,6 +920,9 @@ def hook_cmd(
     (draft interaction/create and -32003, 2025-11-25 elicitation/create and -32042,
     2026-07-28 input_required results) and the response to send back. A blocked URL is
     declined; a malformed line gets an error object and a decline. Runs until stdin closes.
+
+    Each answer carries its own decision, so the exit status does not repeat one: 0 when
+    stdin closed and every line was answered, 2 for usage and policy errors.
     """
     from urlvet.engine import Vetter
     from urlvet.mcp import hook_lines
@@ -891,7 +1055,7 @@ def _read_lines(path: str) -> list[str]:
 
 # --- urlvet audit --------------------------------------------------------------------------
 
-_AUDIT_FORMATS = ("text", "json", "jsonl", "sarif", "github")
+_AUDIT_FORMATS = ("text", "json", "jsonl", "sarif", "github", "html")
 
 
 @main.command("audit")
@@ -903,7 +1067,8 @@ _AUDIT_FORMATS = ("text", "json", "jsonl", "sarif", "github")
     default="text",
     show_default=True,
     help="text: grouped report and summary; json/jsonl: one object per URL occurrence; "
-    "sarif: SARIF 2.1.0 for code scanning; github: workflow annotations.",
+    "sarif: SARIF 2.1.0 for code scanning; github: workflow annotations; html: one "
+    "self-contained page (with -o report.html) to look at.",
 )
 @click.option(
     "-o",
@@ -964,6 +1129,7 @@ _AUDIT_FORMATS = ("text", "json", "jsonl", "sarif", "github")
 @click.option("--no-progress", is_flag=True, help="No progress line on a terminal's stderr.")
 @click.option("--show-secrets", is_flag=True, help="Do not redact secrets in URLs.")
 @policy_options
+@outcome_options
 @tls_options
 def audit_cmd(
     paths: tuple[str, ...],
@@ -1034,7 +1200,8 @@ def audit_cmd(
         write_baseline=write_baseline,
         exit_zero=exit_zero,
         colour=_use_colour(no_color),
-        progress=not no_progress,
+        progress=not no_progress and verbosity() >= 0,
+        verbosity=verbosity(),
         spark_master=spark_master,
     )
     own_process = click.get_current_context().find_root().obj is OWN_PROCESS
@@ -1146,6 +1313,7 @@ def eval_cmd(
 
 @click.command(
     "urlvet-spark",
+    cls=UrlvetCommand,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="Vet every URL in INPUT (a path or glob Spark reads: local, hdfs://, s3a://...) and "
     "write one record per URL to OUTPUT (a directory). Exit 0 when written, 2 on usage, "
@@ -1156,10 +1324,11 @@ def eval_cmd(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["parquet", "jsonl"]),
+    type=click.Choice(["parquet", "jsonl", "csv"]),
     default="parquet",
     show_default=True,
-    help="parquet: typed columns; jsonl: the objects `urlvet audit --format jsonl` writes.",
+    help="parquet: typed columns; jsonl: the objects `urlvet audit --format jsonl` writes "
+    "(part-*.jsonl files); csv: flat columns with a header, for spreadsheets.",
 )
 @click.option(
     "--input-kind",
@@ -1236,6 +1405,16 @@ def spark_main(argv: list[str] | None = None) -> None:
     """``python -m urlvet.spark INPUT OUTPUT --format parquet|jsonl ...`` and ``urlvet-spark``:
     the Spark job's command line (see ``--help``)."""
     spark_job_command.main(args=argv, prog_name="python -m urlvet.spark")
+
+
+def _with_verbosity(command: click.Command) -> None:
+    command.params.extend(verbosity_options())
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _with_verbosity(sub)
+
+
+_with_verbosity(main)  # -q and -v before the command's name or after it
 
 
 OWN_PROCESS = "urlvet command"

@@ -632,24 +632,18 @@ _ACTION_LABEL = {"open": "Open", "decline": "Decline"}
 
 # -- plain text ------------------------------------------------------------------------------
 
-_ANSI = {
-    "bold": "\x1b[1m",
-    "underline": "\x1b[4m",
-    "reverse": "\x1b[7m",
-    "reset": "\x1b[0m",
-    Decision.ALLOW: "\x1b[1;32m",
-    Decision.WARN: "\x1b[1;33m",
-    Decision.BLOCK: "\x1b[1;31m",
-}
+_DECISION_COLOURS = {Decision.ALLOW: "green", Decision.WARN: "yellow", Decision.BLOCK: "red"}
 
 
 def _render_text(s: ConsentSummary, colour: bool) -> str:
+    import click  # its styling is the one colour path (as the CLI's); only for colour
+
     def emph(text: str) -> str:
-        return f"{_ANSI['bold']}{_ANSI['underline']}{text}{_ANSI['reset']}" if colour else text
+        return click.style(text, bold=True, underline=True) if colour else text
 
     head = s.decision.value.upper()
     if colour:
-        head = f"{_ANSI[s.decision]}{head}{_ANSI['reset']}"
+        head = click.style(head, fg=_DECISION_COLOURS[s.decision], bold=True)
     lines = [f"{head}: {s.headline}", s.advice, ""]
     rows: list[tuple[str, str]] = [
         ("Asked by", f"{_field(s.server_label)} — as named in your configuration")
@@ -683,7 +677,7 @@ def _render_text(s: ConsentSummary, colour: bool) -> str:
         lines.append("Warnings:")
         for w in s.warnings:
             text = "".join(
-                f"{_ANSI['reverse']}{piece}{_ANSI['reset']}" if em and colour else piece
+                click.style(piece, reverse=True) if em and colour else piece
                 for em, piece in _marked_pieces(_field(w.text), w.marked)
             )
             lines.append(f"  ! {w.code} [{_SEVERITY_WORD[w.severity]}] {text}")

@@ -67,6 +67,7 @@ __all__ = [
     "LookalikeMatch",
     "LookalikeReport",
     "MatchKind",
+    "RankingImport",
     "build_index",
     "default_index",
     "default_protected_domains",
@@ -79,6 +80,7 @@ __all__ = [
     "index_for_policy",
     "likely_false_positive_reason",
     "load_protected_domains",
+    "read_ranking_csv",
     "render_policy_fragment",
 ]
 
@@ -1834,47 +1836,106 @@ def load_protected_domains(path: str | Path) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def import_ranking_csv(path: str | Path, top: int) -> list[str]:
-    """The first ``top`` registrable domains of a ranking CSV (``rank,domain`` as Tranco and
-    CrUX publish).
+@dataclass(frozen=True)
+class RankingImport:
+    """What :func:`read_ranking_csv` took from a ranking, and what it skipped."""
 
-    Rows are read in rank order; hosts are reduced to their registrable domain and duplicates
-    dropped, so the result may draw on more than ``top`` rows. A header row, blank lines and
-    rows whose domain is not a usable name are skipped. Raises
-    :class:`~urlvet.errors.InputError` when the file cannot be read or has no usable row.
+    domains: list[str]
+    """Registrable domains in rank order, without duplicates, at most ``top``."""
+    malformed: int = 0
+    """Rows that are neither ``rank,domain`` nor ``origin,rank`` (header and comments aside)."""
+    unusable: int = 0
+    """Rows read in rank order whose domain or origin names no registrable domain."""
+    first_skipped: int | None = None
+    """The line of the first row skipped for either reason."""
+
+    @property
+    def skipped(self) -> int:
+        """Rows skipped for either reason."""
+        return self.malformed + self.unusable
+
+
+def import_ranking_csv(path: str | Path, top: int) -> list[str]:
+    """The first ``top`` registrable domains of a ranking CSV: see :func:`read_ranking_csv`."""
+    return read_ranking_csv(path, top).domains
+
+
+def read_ranking_csv(path: str | Path, top: int) -> RankingImport:
+    """The first ``top`` registrable domains of a ranking CSV, and the rows it skipped.
+
+    Two forms are read, row by row: ``rank,domain`` as Tranco publishes it (``1,google.com``)
+    and ``origin,rank`` as the Chrome UX Report publishes it (``https://www.google.com,1000``,
+    with ranks in buckets: 1000, 5000, 10000...). Rows are taken in rank order (file order
+    within a bucket); hosts and origins are reduced to their registrable domain and duplicates
+    dropped, so the result may draw on more than ``top`` rows. A header row (a first row
+    without a rank), blank lines and ``#`` comments are not rows; other rows that cannot be
+    used are counted. Raises :class:`~urlvet.errors.InputError` when the file cannot be read
+    or has no usable row.
     """
     if top <= 0:
         raise InputError(f"top must be a positive number of domains, got {top}")
     p = Path(path)
     rows: list[tuple[int, int, str]] = []
+    malformed: list[int] = []
     try:
         with p.open(encoding="utf-8", newline="") as handle:
             for lineno, row in enumerate(csv.reader(handle), start=1):
-                if len(row) < 2:
+                cells = [c.strip() for c in row]
+                if not any(cells) or cells[0].startswith("#"):
                     continue
-                rank_text, name = row[0].strip(), row[1].strip()
-                if not rank_text.isdigit():
-                    continue  # header ("rank,domain") or a comment line
-                rows.append((int(rank_text), lineno, name))
+                entry = _ranking_row(cells)
+                if entry is not None:
+                    rows.append((entry[0], lineno, entry[1]))
+                elif lineno > 1 or rows:  # the first row may be a header ("origin,rank")
+                    malformed.append(lineno)
     except OSError as exc:
         raise InputError(f"{p}: cannot read the ranking: {exc.strerror or exc}") from exc
     except (UnicodeDecodeError, csv.Error) as exc:
-        raise InputError(f"{p}: not a rank,domain CSV file: {exc}") from exc
+        raise InputError(f"{p}: not a rank,domain or origin,rank CSV file: {exc}") from exc
     rows.sort()
     out: dict[str, None] = {}
-    for _rank, _lineno, name in rows:
-        try:
-            _host, registrable, _suffix = _ascii_host(name)
-        except PolicyError:
-            continue
+    unusable: list[int] = []
+    for _rank, lineno, name in rows:
+        registrable = _ranked_site(name)
         if registrable is None:
+            unusable.append(lineno)
             continue
         out.setdefault(registrable)
         if len(out) >= top:
             break
     if not out:
-        raise InputError(f"{p}: no rank,domain rows with a usable domain name")
-    return list(out)
+        raise InputError(f"{p}: no rank,domain or origin,rank rows with a usable domain name")
+    skipped = malformed + unusable
+    return RankingImport(
+        list(out), len(malformed), len(unusable), min(skipped) if skipped else None
+    )
+
+
+def _ranking_row(cells: list[str]) -> tuple[int, str] | None:
+    """(rank, domain or origin) of a row in either form, or None."""
+    if len(cells) < 2:
+        return None
+    if cells[0].isdigit() and cells[1]:
+        return int(cells[0]), cells[1]  # Tranco: rank,domain
+    if cells[1].isdigit() and "://" in cells[0]:
+        return int(cells[1]), cells[0]  # CrUX: origin,rank
+    return None
+
+
+def _ranked_site(name: str) -> str | None:
+    """The registrable domain of a ranked domain name or origin, or None."""
+    if "://" not in name:
+        try:
+            return _ascii_host(name)[1]
+        except PolicyError:
+            return None
+    try:
+        parsed = parse(name)
+    except InvalidURL:
+        return None
+    if parsed.scheme not in ("http", "https") or parsed.host_kind is not HostKind.DOMAIN:
+        return None
+    return parsed.registrable_domain
 
 
 def render_policy_fragment(domains: Iterable[str], header: str | None = None) -> str:

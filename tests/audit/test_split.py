@@ -6,6 +6,7 @@ temporary file behind."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import itertools
 import json
@@ -559,7 +560,9 @@ def test_plan_keeps_the_pool_where_a_split_would_not_be_the_same_or_not_pay(tmp_
     big = tmp_path / "big.urls"
     big.write_bytes(b"https://example.com/\n" * 200_000)  # 4 MB
     gz = tmp_path / "big.urls.gz"
-    gz.write_bytes(big.read_bytes())
+    gz.write_bytes(gzip.compress(big.read_bytes() * 4, compresslevel=1))  # never cut by bytes
+    named_gz = tmp_path / "plain.urls.gz"
+    named_gz.write_bytes(big.read_bytes())  # plain text, whatever its name says
     src = [Source("big.urls", str(big))]
     opts = AuditOptions(jobs=2)
     assert split.plan_split(src, "jsonl", opts, offline=True) is not None
@@ -570,6 +573,7 @@ def test_plan_keeps_the_pool_where_a_split_would_not_be_the_same_or_not_pay(tmp_
     assert split.plan_split(src, "jsonl", AuditOptions(jobs=1), offline=True) is None
     assert split.plan_split([Source("<stdin>", None)], "jsonl", opts, offline=True) is None
     assert split.plan_split([Source("g", str(gz))], "jsonl", opts, offline=True) is None
+    assert split.plan_split([Source("p", str(named_gz))], "jsonl", opts, offline=True) is not None
     small = tmp_path / "small.urls"
     small.write_bytes(b"https://example.com/\n" * 1000)
     assert split.plan_split([Source("s", str(small))], "jsonl", opts, offline=True) is None
@@ -702,8 +706,9 @@ def test_ctrl_c_or_sigterm_leaves_no_worker_and_no_temporary_file(in_tmp: Path, 
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == (143 if stop == "sigterm" else 1)
+    assert proc.returncode == (143 if stop == "sigterm" else 130)
     assert b"Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
+    assert not (in_tmp / "out" / "r.jsonl").exists()  # no half report
     time.sleep(0.2)
     assert all(not Path(f"/proc/{pid}").exists() or _zombie(pid) for pid in children)
     _no_share_files(in_tmp / "out")

@@ -7,18 +7,21 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, BinaryIO, TextIO
+from functools import partial
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from urlvet.audit.options import AuditOptions
 from urlvet.audit.output import RunInfo, make_writer
-from urlvet.audit.output.baseline import load_baseline, write_baseline
+from urlvet.audit.output.baseline import Baseline, load_baseline, write_baseline
 from urlvet.audit.output.progress import Progress
 from urlvet.audit.pipeline import Auditor
-from urlvet.audit.report import Reporter
-from urlvet.audit.sources import Diagnostic, expand_paths
+from urlvet.audit.report import Reporter, Summary
+from urlvet.audit.sources import Diagnostic, Source, expand_paths
 from urlvet.audit.split import plan_split, run_split
+from urlvet.files import atomic_output
 from urlvet.text import printable
 
 if TYPE_CHECKING:
@@ -26,6 +29,9 @@ if TYPE_CHECKING:
 
 STDERR_DIAGNOSTICS = 50
 """Input problems shown on stderr; the rest are only in the report."""
+PIPE_CLOSED_EXIT = 141
+"""The exit code of an audit whose stdout reader went away (``| head``): 128 + SIGPIPE, as a
+shell reports a filter that a closed pipe ended; never that of findings (1)."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,8 @@ class AuditRun:
     """Colour the text report (for a terminal)."""
     progress: bool = True
     """Show a progress line when stderr is a terminal."""
+    verbosity: int = 0
+    """-1: errors only on stderr (no notes, no input warnings); 1: the run's figures too."""
     spark_master: str | None = None
     """Vet on Spark at this master (``local[4]``, ``spark://host:7077``, ``yarn``): see
     :class:`urlvet.audit.pipeline.SparkStrategy`."""
@@ -64,9 +72,8 @@ def run_audit(policy: Policy, run: AuditRun, stdout: BinaryIO, stderr: TextIO) -
     output cannot be opened, and :class:`urlvet.errors.UrlvetError` when a worker of a split
     audit fails.
     """
-    from urlvet import __version__
-
     auditor = Auditor(policy, run.options)
+    baseline = load_baseline(run.baseline) if run.baseline else None
     spark = None
     if run.spark_master is not None:
         from urlvet.errors import InputError
@@ -80,21 +87,47 @@ def run_audit(policy: Policy, run: AuditRun, stdout: BinaryIO, stderr: TextIO) -
         from urlvet.spark import start_session
 
         spark = start_session(run.spark_master)
-    if run.options.jobs > 1 and auditor.uses_dns:
+    if run.options.jobs > 1 and auditor.uses_dns and run.verbosity >= 0:
         stderr.write(
             "urlvet: note: --jobs applies to offline audits (--no-dns); "
             "with DNS, lookups run concurrently in one process\n"
         )
-    baseline = load_baseline(run.baseline) if run.baseline else None
-    compiled = policy.compiled
     sources = list(expand_paths(run.paths, run.options.stdin_name))
+    report = partial(_write_report, policy, run, auditor, sources, baseline, spark)
     to_file = bool(run.output and run.output != "-")
     try:
-        out_binary = open(run.output, "wb") if to_file else stdout  # type: ignore[arg-type]  # noqa: SIM115
-    except OSError as exc:
-        from urlvet.errors import InputError
+        if run.output and to_file:
+            # Written beside its target and moved over it at the end: a run stopped part-way
+            # (Ctrl-C, a failure) leaves no half report.
+            with atomic_output(run.output) as out_file:
+                return report(out_file, stderr, to_file)
+        return report(stdout, stderr, to_file)
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, as other filters do, with the status
+        # of a filter that a closed pipe ended (128 + SIGPIPE), not that of findings.
+        with suppress(OSError, ValueError):  # no file descriptor under a test's runner
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return PIPE_CLOSED_EXIT
+    finally:
+        if spark is not None and spark[1]:
+            spark[0].stop()
 
-        raise InputError(f"{run.output}: cannot write: {exc.strerror or exc}") from None
+
+def _write_report(
+    policy: Policy,
+    run: AuditRun,
+    auditor: Auditor,
+    sources: list[Source],
+    baseline: Baseline | None,
+    spark: tuple[Any, bool] | None,  # a SparkSession, and whether this run started it
+    out_binary: BinaryIO,
+    stderr: TextIO,
+    to_file: bool,
+) -> int:
+    """Audit ``sources`` into ``out_binary`` in the run's format; returns the exit code."""
+    from urlvet import __version__
+
+    compiled = policy.compiled
     stream = io.TextIOWrapper(out_binary, encoding="utf-8", errors="backslashreplace", newline="\n")
     info = RunInfo(
         rules=compiled.rules,
@@ -106,33 +139,13 @@ def run_audit(policy: Policy, run: AuditRun, stdout: BinaryIO, stderr: TextIO) -
         redacted=run.options.redact_secrets,
     )
     writer = make_writer(run.fmt, stream, info)
-    progress = None
-    if run.progress and stderr.isatty():
-        total = 0
-        for s in sources:
-            if s.path is not None and os.path.isfile(s.path):
-                total += os.path.getsize(s.path)
-        progress = Progress(stderr, total if all(s.path for s in sources) else None)
-    shown = 0
-
-    def on_diagnostic(diag: Diagnostic) -> None:
-        nonlocal shown
-        shown += 1
-        if shown > STDERR_DIAGNOSTICS + 1:
-            return
-        if progress is not None:
-            progress.clear()
-        if shown > STDERR_DIAGNOSTICS:
-            stderr.write("urlvet: further input problems are only in the report\n")
-            return
-        stderr.write(f"urlvet: {diag.level}: {printable(str(diag), 500)}\n")
-
+    progress = _progress(run, sources, stderr)
     reporter = Reporter(
         writer,
         fail_at=compiled.block_at if run.fail_on == "block" else compiled.warn_at,
         baseline=baseline,
         collect_baseline=run.write_baseline is not None,
-        on_diagnostic=on_diagnostic,
+        on_diagnostic=_diagnostic_printer(stderr, progress, errors_only=run.verbosity < 0),
     )
     shares = plan_split(sources, run.fmt, run.options, offline=not auditor.uses_dns)
     try:
@@ -166,21 +179,53 @@ def run_audit(policy: Policy, run: AuditRun, stdout: BinaryIO, stderr: TextIO) -
             )
         writer.finish(summary)
         stream.flush()
-    except BrokenPipeError:
-        # The reader went away (`| head`): stop quietly, as other filters do.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
     finally:
         if progress is not None:
             progress.clear()
-        if spark is not None and spark[1]:
-            spark[0].stop()
-        if to_file:
-            stream.close()
-        else:
-            stream.detach()
+        stream.detach()  # the file (or stdout) is closed by its owner
+    if run.verbosity > 0:
+        stderr.write(f"urlvet: {_figures(summary)}\n")
     if summary.input_errors:
         return 2
     if run.write_baseline is not None:
         return 0
     return 1 if summary.failing and not run.exit_zero else 0
+
+
+def _figures(summary: Summary) -> str:
+    return (
+        f"audited {summary.sources:,} files, {summary.lines:,} lines, {summary.urls:,} URLs "
+        f"({summary.vetted:,} distinct keys vetted) in {summary.elapsed:.2f}s"
+    )
+
+
+def _progress(run: AuditRun, sources: list[Source], stderr: TextIO) -> Progress | None:
+    if not (run.progress and stderr.isatty()):
+        return None
+    total = 0
+    for s in sources:
+        if s.path is not None and os.path.isfile(s.path):
+            total += os.path.getsize(s.path)
+    return Progress(stderr, total if all(s.path for s in sources) else None)
+
+
+def _diagnostic_printer(
+    stderr: TextIO, progress: Progress | None, errors_only: bool = False
+) -> Callable[[Diagnostic], None]:
+    shown = 0
+
+    def on_diagnostic(diag: Diagnostic) -> None:
+        nonlocal shown
+        if errors_only and diag.level != "error":
+            return
+        shown += 1
+        if shown > STDERR_DIAGNOSTICS + 1:
+            return
+        if progress is not None:
+            progress.clear()
+        if shown > STDERR_DIAGNOSTICS:
+            stderr.write("urlvet: further input problems are only in the report\n")
+            return
+        stderr.write(f"urlvet: {diag.level}: {printable(str(diag), 500)}\n")
+
+    return on_diagnostic

@@ -107,6 +107,44 @@ def bulk_gc_to_the_end() -> None:
     gc.set_threshold(*BULK_GC_THRESHOLDS)
 
 
+_WORKER_SIGNALS = ("SIGINT", "SIGTERM")
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) and SIGTERM back while worker processes start, and take them after.
+
+    Ctrl-C reaches the whole process group. Arriving during a fork, it would raise
+    KeyboardInterrupt inside the fork's own handlers, where Python reports it as ignored: the
+    run would go on as if nobody had pressed it. And a worker that the parent ends (SIGTERM)
+    while it is still starting would run the parent's handler and go on. Held back, the
+    parent takes them once the workers are started (and then ends them); the workers start
+    with both held, and take them in :func:`worker_signals`."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = {getattr(signal, name) for name in _WORKER_SIGNALS}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def worker_signals() -> None:
+    """In a worker process started under :func:`signals_held`: ignore Ctrl-C, which the parent
+    handles for the whole run (it ends the workers, so that they never print tracebacks of
+    their own), and let SIGTERM end the worker at once; then take the signals."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {getattr(signal, name) for name in _WORKER_SIGNALS})
+
+
 def end_process(code: int) -> NoReturn:
     """End this process with exit code ``code`` once the standard streams are flushed, without
     freeing its objects one by one: an audit's caches hold millions of them, and freeing them
@@ -295,14 +333,10 @@ def _serve(
 ) -> None:
     """A worker process: builds its Vetter from the policy's data (any start method works),
     then vets each list of keys it is sent into a list of records, in order, until None."""
-    import signal
-
     from urlvet.engine import Vetter
     from urlvet.policy import Policy
 
-    # Ctrl-C reaches the whole process group: the parent stops the run and ends the workers,
-    # which must not each print a traceback of their own.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    worker_signals()
     try:
         vet = RecordVetter(Vetter(Policy.model_validate(policy)), server_name, redact, with_json)
         bulk_gc_to_the_end()
@@ -379,6 +413,10 @@ class ProcessPool(_Elsewhere):
         self.outboxes: list[Queue[list[Record] | str]] = []
         self._workers: list[BaseProcess] = []
         data = policy.model_dump(mode="json")
+        with signals_held():
+            self._start(context, data, options)
+
+    def _start(self, context: Any, data: dict[str, Any], options: AuditOptions) -> None:
         for _ in range(options.jobs):
             inbox: Queue[list[Key] | None] = context.Queue()
             outbox: Queue[list[Record] | str] = context.Queue()

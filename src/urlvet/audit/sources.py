@@ -15,9 +15,12 @@ Locations are 1-based lines and 1-based columns counted in Unicode code points.
 from __future__ import annotations
 
 import bisect
+import bz2
 import dataclasses
+import gzip
 import io
 import json
+import lzma
 import os
 import re
 import sys
@@ -222,6 +225,170 @@ class _Range(io.RawIOBase):
         return got
 
 
+Compression = Literal["gzip", "bzip2", "xz", "zstd"]
+"""The compressed formats an audit reads (rotated logs): known by their first bytes."""
+
+ZSTD_EXTRA = "pip install 'urlvet[zstd]'"
+"""How to get the zstandard package that zstd input needs."""
+
+
+def compression_of(head: bytes) -> Compression | None:
+    """The compressed format that a file's first bytes announce, or None for plain bytes.
+
+    Known by content, never by name: a rotated log keeps its name through a rename, and a
+    file named ``.gz`` may hold plain text."""
+    if head.startswith(b"\x1f\x8b\x08"):
+        return "gzip"
+    # "BZh", the block size, then a block's or the empty stream's magic: text may start "BZh".
+    if head[:3] == b"BZh" and head[3:4].isdigit() and head[4:10] in (b"1AY&SY", b"\x17rE8P\x90"):
+        return "bzip2"
+    if head.startswith(b"\xfd7zXZ\x00"):
+        return "xz"
+    if head.startswith(b"\x28\xb5\x2f\xfd"):
+        return "zstd"
+    return None
+
+
+class CorruptInput(OSError):
+    """Compressed input whose data cannot be decompressed (truncated or damaged)."""
+
+
+class _Decompressed(io.RawIOBase):
+    """A raw stream of the decompressed bytes of ``stream``, read a bounded piece at a time
+    (a decompression bomb costs time, never memory); a damaged stream raises
+    :class:`CorruptInput`, which the reader reports as it reports an unreadable file."""
+
+    def __init__(self, stream: BinaryIO, fmt: Compression) -> None:
+        self.fmt = fmt
+        self._inner = _decompressor(stream, fmt)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            data = self._inner.read1(len(buffer))
+        except CorruptInput:
+            raise
+        except (EOFError, ValueError, OSError, zlib.error, lzma.LZMAError) as exc:
+            raise CorruptInput(f"{self.fmt} data is damaged or cut short ({exc})") from None
+        except Exception as exc:  # zstandard.ZstdError, whose module is imported lazily
+            raise CorruptInput(f"{self.fmt} data is damaged or cut short ({exc})") from None
+        n = len(data)
+        buffer[:n] = data
+        return n
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()
+
+
+def _decompressor(stream: BinaryIO, fmt: Compression) -> Any:
+    if fmt == "gzip":
+        return gzip.GzipFile(fileobj=stream, mode="rb")
+    if fmt == "bzip2":
+        return bz2.BZ2File(stream, mode="rb")
+    if fmt == "xz":
+        return lzma.LZMAFile(stream, mode="rb")
+    return _ZstdFrames(stream)
+
+
+ZSTD_FEED = 256
+"""Compressed bytes given to the zstd decompressor at a time. A zstd block of 128 KiB can be
+coded in 4 bytes, so this bounds what one step can make at 8 MiB."""
+
+
+class _ZstdFrames:
+    """zstd frames one after another, decompressed a few bytes of input at a time.
+
+    The zstandard package's own stream reader ends quietly where a frame is cut short; this
+    one raises :class:`CorruptInput` there, so that a truncated log never reads as a whole
+    one."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        try:
+            import zstandard
+        except ImportError:
+            raise CorruptInput(
+                f"zstd-compressed input needs the zstandard package: {ZSTD_EXTRA}"
+            ) from None
+        self._new = zstandard.ZstdDecompressor().decompressobj
+        self._source = io.BufferedReader(stream, LINES_BLOCK)  # type: ignore[type-var]
+        self._frame: Any = None
+        self._left = b""  # input after the end of the last frame, not yet fed
+        self._out = bytearray()
+
+    def read1(self, size: int) -> bytes:
+        """Up to ``size`` decompressed bytes; b"" at the end of the last whole frame."""
+        while not self._out:
+            if self._left:
+                piece, self._left = self._left[:ZSTD_FEED], self._left[ZSTD_FEED:]
+            else:
+                piece = self._source.read(ZSTD_FEED)
+                if not piece:
+                    if self._frame is not None:
+                        raise CorruptInput("zstd data is damaged or cut short (a frame ends early)")
+                    return b""
+            if self._frame is None:
+                self._frame = self._new()
+            self._out += self._frame.decompress(piece)
+            if self._frame.eof:
+                self._left = self._frame.unused_data + self._left
+                self._frame = None
+        data = bytes(self._out[:size])
+        del self._out[:size]
+        return data
+
+    def close(self) -> None:
+        """Nothing to release: the file is closed by its reader."""
+
+
+_COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zstd")
+
+
+def _without_compression_suffix(name: str) -> str:
+    # "traffic.jsonl.gz" is sniffed as "traffic.jsonl": the name says what the text is.
+    lower = name.lower()
+    for suffix in _COMPRESSION_SUFFIXES:
+        if lower.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+class _Counted(io.RawIOBase):
+    """A raw stream that counts the bytes read through it on a :class:`Meter` (a compressed
+    file's progress is the compressed bytes read, against the file's size)."""
+
+    def __init__(self, stream: io.RawIOBase, meter: Meter) -> None:
+        self._stream = stream
+        self._meter = meter
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self._stream.readinto(buffer) or 0
+        self._meter.bytes += n
+        return n
+
+
+def _open_decompressed(
+    stream: BinaryIO, head: bytes, meter: Meter | None = None
+) -> tuple[BinaryIO, bytes, bool]:
+    """(stream, head, compressed): ``stream`` decompressed when ``head`` (its first bytes,
+    already read) says it is compressed, with the head of the decompressed bytes; else as it
+    is. The compressed bytes read are counted on ``meter``. Raises :class:`CorruptInput` when
+    the compressed data cannot be read."""
+    fmt = compression_of(head)
+    if fmt is None:
+        return stream, head, False
+    raw: io.RawIOBase = _Prefixed(head, stream)
+    if meter is not None:
+        raw = _Counted(raw, meter)
+    inner = io.BufferedReader(_Decompressed(raw, fmt), LINES_BLOCK)  # type: ignore[arg-type]
+    return inner, _read_head(inner), True
+
+
 def file_kind(source: Source, options: AuditOptions) -> InputKind | None:
     """How a file is read, from its name and head as :class:`Reader` decides it; None when
     the file is not read as lines (binary, UTF-16) or cannot be read."""
@@ -232,8 +399,8 @@ def file_kind(source: Source, options: AuditOptions) -> InputKind | None:
             head = _read_head(stream)
     except OSError:
         return None
-    if _binary_problem(head) is not None:
-        return None
+    if compression_of(head) is not None or _binary_problem(head) is not None:
+        return None  # compressed input is read whole, decompressed, never cut by bytes
     if options.input_kind != "auto":
         return options.input_kind
     return sniff_kind(source.name, head)
@@ -469,9 +636,11 @@ class Reader:
             finally:
                 stream.close()
             return
+        text = stream  # the file's bytes, decompressed when it is compressed
         try:
             try:
                 head = _read_head(stream)
+                text, head, compressed = _open_decompressed(stream, head, self.meter)
             except OSError as exc:
                 if self._files:
                     yield Diagnostic(source.name, None, None, "unreadable", _os_reason(exc))
@@ -487,10 +656,12 @@ class Reader:
             self.sources += 1
             kind = self.options.input_kind
             if kind == "auto":
-                kind = sniff_kind(source.name, head)
+                named = _without_compression_suffix(source.name) if compressed else source.name
+                kind = sniff_kind(named, head)
             limit = self._limit(kind)
-            reader = io.BufferedReader(_Prefixed(head, stream), 1 << 16)
-            lines = self._lines(reader, source.name, limit)
+            reader = io.BufferedReader(_Prefixed(head, text), 1 << 16)
+            # Progress counts a compressed file's own bytes (_Counted), not the text's.
+            lines = self._lines(reader, source.name, limit, meter=Meter() if compressed else None)
             yield from self._kind(kind, lines, source.name)
         finally:
             if source.path is not None:
@@ -527,7 +698,12 @@ class Reader:
         return self._text(lines, name, self.options.server, "text")
 
     def _lines(
-        self, reader: BinaryIO, name: str, limit: int, first_line: int = 1
+        self,
+        reader: BinaryIO,
+        name: str,
+        limit: int,
+        first_line: int = 1,
+        meter: Meter | None = None,
     ) -> Iterator[tuple[int, str] | Diagnostic]:
         """Each line as (number, text without its line break), or a Diagnostic for a line
         that cannot be read as text.
@@ -542,7 +718,7 @@ class Reader:
         """
         route = self.route
         keep = None if route is None else route.keep
-        meter = self.meter
+        meter = self.meter if meter is None else meter
         lineno = first_line - 1
         read = reader.read1  # type: ignore[attr-defined]
         each = self._each_line

@@ -24,8 +24,10 @@ order key of each object (its file's place in the share, its line); worker 0 mer
 of a share by those keys, between shares of its own and once it is done.
 
 A split audit is taken when (:func:`plan_split`): the format is jsonl or json, the audit is
-offline, ``jobs`` > 1, every input is a regular uncompressed file named once, and there are
-at least two shares of :data:`MIN_SHARE_BYTES`. Otherwise the pipeline runs as before.
+offline, ``jobs`` > 1, every input is a regular file named once, and there are at least two
+shares of :data:`MIN_SHARE_BYTES`. Otherwise the pipeline runs as before. A compressed file
+(gzip, bzip2, xz, zstd: known by its first bytes) is never cut: it is a piece of a share
+whole, and each worker reads it decompressed.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ from urlvet.audit.pipeline import (
     bulk_gc,
     bulk_gc_to_the_end,
     end_process,
+    signals_held,
+    worker_signals,
 )
 from urlvet.audit.report import Reporter, Summary
 from urlvet.audit.sources import Diagnostic, LineRoute, Occurrence, Source, Span, file_kind
@@ -81,11 +85,11 @@ SPLIT_FORMATS = ("jsonl", "json")
 SHOWN_DIAGNOSTICS = 51
 """Input problems a worker sends back to be shown on stderr: more than the audit shows
 (50), so that the parent also knows when to say that further ones are only in the report."""
-COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".lzma", ".zst", ".lz4", ".zip", ".br", ".z")
-"""Inputs that may be read decompressed: they are never split by bytes."""
 WORKER_CACHE_DIVISOR = 4
 """A worker's record cache budget is the audit's divided by this and by the number of
 workers: each worker holds the engine's per-host caches of its own besides."""
+_END_WAIT = 5.0
+"""Seconds a worker is given to end after SIGTERM before it is killed."""
 _COUNT_CHUNK = 1 << 22
 _FIND_CHUNK = 1 << 16
 _PROGRESS_EVERY = 0.2
@@ -119,8 +123,6 @@ def plan_split(
     sizes: list[int] = []
     for source in sources:
         if source.path is None or source.span is not None:
-            return None
-        if source.path.lower().endswith(COMPRESSED_SUFFIXES):
             return None
         try:
             st = os.stat(source.path)
@@ -391,12 +393,10 @@ class _Auditing:
 def _work(setup: _Setup, worker: int, results: Queue[Message]) -> None:
     """Worker process ``worker`` (1 or more) of ``setup.jobs``: audits its part of every
     share and sends each share's result, or why it failed, to the parent (worker 0)."""
-    import signal
 
     # Ctrl-C reaches the whole process group: the parent stops the run and ends the workers,
     # with SIGTERM, which ends a worker at once (not the parent's way: see _sigterm_as_exit).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    worker_signals()
     share = -1
     try:
         from urlvet.policy import Policy
@@ -467,7 +467,8 @@ def run_split(
     with _sigterm_as_exit():
         try:
             try:
-                folder = tempfile.mkdtemp(prefix=".urlvet-share-", dir=temp_dir)
+                with signals_held():  # Ctrl-C between making the folder and noting it: left
+                    folder = tempfile.mkdtemp(prefix=".urlvet-share-", dir=temp_dir)
             except OSError as exc:
                 where = temp_dir or tempfile.gettempdir()
                 raise UrlvetError(
@@ -487,10 +488,13 @@ def run_split(
                 collect_baseline=reporter.collected is not None,
                 parent=os.getpid(),
             )
-            for worker in range(1, jobs):
-                process = context.Process(target=_work, args=(setup, worker, results), daemon=True)
-                process.start()
-                workers.append(process)
+            with signals_held():  # taken once every worker is started (and in the list)
+                for worker in range(1, jobs):
+                    process = context.Process(
+                        target=_work, args=(setup, worker, results), daemon=True
+                    )
+                    process.start()
+                    workers.append(process)
             gather = _Gather(setup, results, workers, reporter, writer, progress)
             auditing = _Auditing(setup, 0, policy)
             with bulk_gc():  # for all shares: see bulk_gc
@@ -511,7 +515,10 @@ def run_split(
                 if started_worker.is_alive():
                     started_worker.terminate()
             for started_worker in workers:
-                started_worker.join()
+                started_worker.join(timeout=_END_WAIT)
+                if started_worker.is_alive():  # never left waiting on a worker
+                    started_worker.kill()
+                    started_worker.join()
             results.cancel_join_thread()
             results.close()
             if folder is not None:

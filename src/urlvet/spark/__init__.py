@@ -410,8 +410,9 @@ class JobOptions:
 
     input_kind: InputKind = "urls"
     """How to read the input lines."""
-    fmt: Literal["parquet", "jsonl"] = "parquet"
-    """The output format."""
+    fmt: Literal["parquet", "jsonl", "csv"] = "parquet"
+    """The output format: parquet (typed columns), jsonl (the objects of ``urlvet audit
+    --format jsonl``), csv (flat columns with a header, for spreadsheets)."""
     url_col: str = "url"
     """For JSON Lines records: the (dotted) field that holds the URL."""
     server_col: str | None = None
@@ -666,6 +667,8 @@ def run_job(
             as_server(options.server)
     except UrlvetError as exc:
         _fail(str(exc))
+    if not overwrite and _local_path_exists(output):
+        _fail(_EXISTS.format(output=output))  # said before Spark starts, not by Spark
     try:
         import pandas  # noqa: F401
         import pyarrow  # noqa: F401
@@ -691,7 +694,10 @@ def run_job(
             if master:
                 builder = builder.master(master)
             if launched_here and (master is None or master.startswith("local")):
-                # Local workers run this Python, the one that has urlvet.
+                # Local workers run this Python, the one that has urlvet (a virtualenv's, not
+                # the first python3 on PATH): the driver reads PYSPARK_PYTHON, the launcher
+                # the setting.
+                os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
                 builder = builder.config("spark.pyspark.python", sys.executable)
             spark = builder.getOrCreate()
             created = launched_here
@@ -710,10 +716,17 @@ def run_job(
                     "input_kind": sniff_input_kind(spark, source, options.url_col),
                 }
             )
+        if not overwrite and _output_exists(spark, output):
+            _fail(_EXISTS.format(output=output))
         frame = audit_frame(spark, source, options, policy=policy, stats=stats)
-        writer = frame.write.mode("overwrite" if overwrite else "errorifexists")
+        writer = frame.write.mode(writer_mode(overwrite))
         if options.fmt == "jsonl":
             writer.text(output)
+            _rename_parts(spark, output, ".txt", ".jsonl")
+        elif options.fmt == "csv":
+            frame.select(*flat_columns()).write.mode(writer_mode(overwrite)).option(
+                "header", True
+            ).csv(output)
         else:
             writer.parquet(output)
     except spark_errors as exc:
@@ -741,6 +754,72 @@ def run_job(
                 file=sys.stderr,
             )
     return summary
+
+
+_EXISTS = "{output} already exists: use --overwrite to replace it"
+
+
+def writer_mode(overwrite: bool) -> str:
+    """Spark's save mode for the job's output."""
+    return "overwrite" if overwrite else "errorifexists"
+
+
+def flat_columns() -> list[Any]:
+    """The job's records as flat columns for CSV: the codes joined by spaces, each finding
+    as ``CODE (severity)``, ``; ``-separated; no evidence or messages of findings."""
+    from pyspark.sql import functions as F
+
+    findings = F.expr("transform(findings, f -> concat(f.code, ' (', f.severity, ')'))")
+    return [
+        F.col("path"),
+        F.col("input"),
+        F.col("column"),
+        F.col("url"),
+        F.col("href"),
+        F.col("decision"),
+        F.array_join(F.col("codes"), " ").alias("codes"),
+        F.array_join(findings, "; ").alias("findings"),
+        F.col("host"),
+        F.col("registrable_domain"),
+        F.col("server"),
+        F.col("message"),
+    ]
+
+
+def _local_path_exists(output: str) -> bool:
+    """Whether ``output`` is a path on this machine that exists (a URI with another scheme,
+    hdfs:// or s3a://, is asked of Spark's file system once Spark runs)."""
+    if "://" in output and not output.startswith("file:"):
+        return False
+    return os.path.lexists(output.removeprefix("file://").removeprefix("file:"))
+
+
+def _hadoop_path(spark: SparkSession, output: str) -> tuple[Any, Any]:
+    """(file system, path) of ``output`` through Spark's Hadoop configuration."""
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(output)  # type: ignore[union-attr]
+    return path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), path
+
+
+def _output_exists(spark: SparkSession, output: str) -> bool:
+    """Whether ``output`` exists, on whatever file system it names."""
+    try:
+        fs, path = _hadoop_path(spark, output)
+        return bool(fs.exists(path))
+    except Exception:  # Spark Connect has no JVM here: Spark's own check still runs
+        return False
+
+
+def _rename_parts(spark: SparkSession, output: str, old: str, new: str) -> None:
+    """Give the part files Spark wrote in ``output`` the suffix ``new`` instead of ``old``
+    (Spark's text writer names them ``.txt``; they hold JSON Lines)."""
+    fs, path = _hadoop_path(spark, output)
+    for status in fs.listStatus(path):
+        name = status.getPath().getName()
+        if name.startswith("part-") and name.endswith(old):
+            target = status.getPath().getParent().suffix(f"/{name[: -len(old)]}{new}")
+            if not fs.rename(status.getPath(), target):
+                raise UrlvetError(f"{output}: cannot rename {name} to {new}")
 
 
 def start_session(master: str) -> tuple[Any, bool]:

@@ -1,4 +1,4 @@
-"""Writers for ``urlvet audit``: text, json, jsonl, SARIF and GitHub annotations.
+"""Writers for ``urlvet audit``: text, json, jsonl, SARIF, GitHub annotations and HTML.
 
 Every writer is a rendering of records (verdicts reduced for reports, see ``record``) with
 the location of each occurrence; none decides anything. Writers stream: only the text writer
@@ -14,7 +14,7 @@ from urlvet.audit.output.base import RunInfo
 if TYPE_CHECKING:
     from urlvet.audit.report import Writer
 
-FORMATS = ("text", "json", "jsonl", "sarif", "github")
+FORMATS = ("text", "json", "jsonl", "sarif", "github", "html")
 
 
 def make_writer(fmt: str, stream: TextIO, info: RunInfo) -> Writer:
@@ -35,6 +35,10 @@ def make_writer(fmt: str, stream: TextIO, info: RunInfo) -> Writer:
         from urlvet.audit.output.github import GithubWriter
 
         return GithubWriter(stream, info)
+    if fmt == "html":
+        from urlvet.audit.output.html import HtmlWriter
+
+        return HtmlWriter(stream, info)
     raise ValueError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 

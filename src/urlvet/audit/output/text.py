@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
+import click
+
 from urlvet.audit.output.base import RunInfo
 from urlvet.audit.output.record import Record
 from urlvet.findings import Decision
@@ -24,7 +26,7 @@ MAX_GROUPS = 1000
 MAX_LOCATIONS = 5
 MAX_DIAGNOSTICS = 100
 
-_COLOURS = {"block": "31", "warn": "33", "allow": "32", "error": "31", "warning": "33"}
+_COLOURS = {"block": "red", "warn": "yellow", "allow": "green", "error": "red", "warning": "yellow"}
 
 
 @dataclass(slots=True)
@@ -162,8 +164,7 @@ class TextWriter:
     def _paint(self, text: str, key: str, bold: bool = False) -> str:
         if not self.info.colour:
             return text
-        code = _COLOURS.get(key, "0")
-        return f"\x1b[{'1;' if bold else ''}{code}m{text}\x1b[0m"
+        return click.style(text, fg=_COLOURS.get(key), bold=bold)
 
     def _bold(self, text: str) -> str:
-        return f"\x1b[1m{text}\x1b[0m" if self.info.colour else text
+        return click.style(text, bold=True) if self.info.colour else text
