@@ -1,15 +1,14 @@
-"""Hostile inputs end in a clear finding or a clear error, within a stated time and memory.
+"""Hostile inputs end in a clear finding or a clear error, within a stated memory bound.
 
-Each test names its bound. Time is the wall time of one cold call on the 2-core CI machine
-(traced, so slower than in use; the bounds leave room for that); memory is the peak of Python
-allocations during the call (``tracemalloc``), which covers what urlvet itself builds
-(strings, lists, sets), not the few buffers of C extensions.
+Each test names its bound: the peak of Python allocations during the call (``tracemalloc``),
+which covers what urlvet itself builds (strings, lists, sets), not the few buffers of C
+extensions. What these inputs cost in time is measured by ``bench/adversarial_bench.py``, not
+asserted here: a timed test says more about the machine's load than about the code.
 """
 
 from __future__ import annotations
 
 import string
-import time
 import tracemalloc
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,39 +32,25 @@ SERVER = "https://mcp.example.com/mcp"
 @dataclass(frozen=True)
 class Measured:
     value: Any
-    seconds: float
     peak_bytes: int
 
 
-def measure(fn: Callable[[], T], *, time_untraced: bool = False) -> Measured:
-    """Run ``fn`` under the allocation tracer: its value, wall time and peak.
-
-    With ``time_untraced`` it runs twice, first untraced for the time: the tracer slows deep
-    recursion down a hundredfold. Vetting must be measured in one cold call instead, since
-    the lookalike index memoises hosts and a second call would cost nothing.
-    """
-    seconds = None
-    if time_untraced:
-        start = time.perf_counter()
-        fn()
-        seconds = time.perf_counter() - start
+def measure(fn: Callable[[], T]) -> Measured:
+    """Run ``fn`` under the allocation tracer: its value and the peak of its allocations."""
     tracemalloc.start()
     try:
-        start = time.perf_counter()
         value = fn()
-        traced_seconds = time.perf_counter() - start
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    return Measured(value, traced_seconds if seconds is None else seconds, peak)
+    return Measured(value, peak)
 
 
-def vet_within(url: str | bytes, seconds: float, megabytes: float, **kw: Any) -> Verdict:
+def vet_within(url: str | bytes, megabytes: float, **kw: Any) -> Verdict:
     VETTER.vet_offline("https://warm.example/", SERVER)  # caches and indexes built beforehand
     m = measure(
         lambda: VETTER.vet_offline(url, kw.get("server", SERVER), message=kw.get("message"))
     )
-    assert m.seconds <= seconds, f"took {m.seconds:.2f} s (bound {seconds} s)"
     assert m.peak_bytes <= megabytes * MB, f"peak {m.peak_bytes / MB:.1f} MB (bound {megabytes} MB)"
     verdict: Verdict = m.value
     return verdict
@@ -74,31 +59,30 @@ def vet_within(url: str | bytes, seconds: float, megabytes: float, **kw: Any) ->
 # -- size ----------------------------------------------------------------------------------
 
 
-def test_a_1_mb_url_is_blocked_as_overlong_in_1_s_and_32_mb() -> None:
-    v = vet_within("https://example.com/?q=" + "a" * MB, seconds=1.0, megabytes=32)
+def test_a_1_mb_url_is_blocked_as_overlong_within_32_mb() -> None:
+    v = vet_within("https://example.com/?q=" + "a" * MB, megabytes=32)
     assert v.decision is Decision.BLOCK
     assert "UV105" in v.codes
 
 
-def test_a_host_of_100000_labels_is_blocked_in_1_s_and_32_mb() -> None:
-    v = vet_within("https://" + "a." * 100_000 + "com/", seconds=1.0, megabytes=32)
+def test_a_host_of_100000_labels_is_blocked_within_32_mb() -> None:
+    v = vet_within("https://" + "a." * 100_000 + "com/", megabytes=32)
     assert v.decision is Decision.BLOCK
     assert "UV105" in v.codes
 
 
-def test_a_parseable_host_of_5000_labels_is_vetted_in_half_a_second_and_16_mb() -> None:
-    v = vet_within("https://" + "a." * 5_000 + "com/", seconds=0.5, megabytes=16)
+def test_a_parseable_host_of_5000_labels_is_vetted_within_16_mb() -> None:
+    v = vet_within("https://" + "a." * 5_000 + "com/", megabytes=16)
     assert v.decision is Decision.BLOCK
     assert "UV105" in v.codes
 
 
-def test_a_host_of_5000_labels_under_a_blocked_domain_is_still_caught_in_half_a_second() -> None:
+def test_a_host_of_5000_labels_under_a_blocked_domain_is_still_caught() -> None:
     # The parent walks start at the first parent no longer than a DNS name (253 characters),
     # since no listed domain can be longer: the listed domain at the end must still be found.
     vetter = Vetter(Policy(dns={"enabled": False}, domains={"blocked": ["evil.example"]}))
     vetter.vet_offline("https://warm.example/", SERVER)
     m = measure(lambda: vetter.vet_offline("https://" + "a." * 5_000 + "evil.example/", SERVER))
-    assert m.seconds <= 0.5
     assert m.peak_bytes <= 16 * MB
     assert m.value.decision is Decision.BLOCK
     assert "UV208" in m.value.codes
@@ -110,17 +94,15 @@ def test_a_policy_domain_longer_than_a_dns_name_is_a_clear_error() -> None:
         Policy(domains={"blocked": [too_long]})
 
 
-def test_a_label_of_8000_distinct_characters_is_vetted_in_half_a_second_and_16_mb() -> None:
+def test_a_label_of_8000_distinct_characters_is_vetted_within_16_mb() -> None:
     label = (string.ascii_lowercase * 400)[:8_000]
-    v = vet_within(f"https://{label}.com/", seconds=0.5, megabytes=16, server=None)
+    v = vet_within(f"https://{label}.com/", megabytes=16, server=None)
     assert v.decision is Decision.BLOCK
     assert "UV105" in v.codes
 
 
-def test_a_1_mb_message_is_read_in_1_s_and_32_mb() -> None:
-    v = vet_within(
-        "https://example.com/", seconds=1.0, megabytes=32, message="\u202epaypal.com " * 90_000
-    )
+def test_a_1_mb_message_is_read_within_32_mb() -> None:
+    v = vet_within("https://example.com/", megabytes=32, message="\u202epaypal.com " * 90_000)
     assert v.decision is Decision.WARN
     assert "UV501" in v.codes
 
@@ -139,8 +121,8 @@ def test_a_1_mb_message_is_read_in_1_s_and_32_mb() -> None:
     ],
     ids=["host", "path", "before-scheme", "10000-nuls", "bytes"],
 )
-def test_nul_bytes_are_blocked_in_half_a_second_and_16_mb(url: str | bytes) -> None:
-    v = vet_within(url, seconds=0.5, megabytes=16)
+def test_nul_bytes_are_blocked_within_16_mb(url: str | bytes) -> None:
+    v = vet_within(url, megabytes=16)
     assert v.decision is Decision.BLOCK
     assert {"UV106", "UV100"} & set(v.codes)
 
@@ -156,10 +138,10 @@ def test_nul_bytes_are_blocked_in_half_a_second_and_16_mb(url: str | bytes) -> N
     ],
     ids=["high", "low", "escaped-byte", "invalid-utf8", "encoded-surrogate"],
 )
-def test_lone_surrogates_and_invalid_utf8_are_blocked_in_a_tenth_of_a_second(
+def test_lone_surrogates_and_invalid_utf8_are_blocked(
     url: str | bytes,
 ) -> None:
-    v = vet_within(url, seconds=0.1, megabytes=4)
+    v = vet_within(url, megabytes=4)
     assert v.decision is Decision.BLOCK
     assert "UV100" in v.codes
     assert v.href is None
@@ -189,10 +171,10 @@ def test_a_lone_surrogate_on_the_command_line_gives_json_not_a_traceback() -> No
     ],
     ids=["undecodable", "non-ascii", "bad-digits", "60k-label", "10k-labels", "homoglyph"],
 )
-def test_invalid_punycode_gets_a_clear_finding_in_half_a_second_and_16_mb(
+def test_invalid_punycode_gets_a_clear_finding_within_16_mb(
     url: str, decision: Decision, code: str
 ) -> None:
-    v = vet_within(url, seconds=0.5, megabytes=16, server=None)
+    v = vet_within(url, megabytes=16, server=None)
     assert v.decision is decision
     assert code in v.codes
 
@@ -220,9 +202,8 @@ def _elicit(url: str, msg_id: int = 1) -> str:
     ],
     ids=["arrays", "objects", "params", "url-as-deep-array"],
 )
-def test_deeply_nested_json_rpc_is_declined_in_1_s_and_64_mb(line: str) -> None:
-    m = measure(lambda: answer_line(line, VETTER, "stdio"), time_untraced=True)
-    assert m.seconds <= 1.0, m.seconds
+def test_deeply_nested_json_rpc_is_declined_within_64_mb(line: str) -> None:
+    m = measure(lambda: answer_line(line, VETTER, "stdio"))
     assert m.peak_bytes <= 64 * MB, m.peak_bytes / MB
     answer = m.value
     assert answer.ok is False
@@ -239,11 +220,10 @@ def test_the_hook_keeps_answering_after_a_deeply_nested_line() -> None:
     assert '"ok": true' in second
 
 
-def test_a_10_mb_json_rpc_line_to_the_hook_is_declined_unread_in_1_s_and_32_mb() -> None:
+def test_a_10_mb_json_rpc_line_to_the_hook_is_declined_unread_within_32_mb() -> None:
     line = _elicit("https://example.com/?q=" + "a" * (10 * MB))
     assert len(line) > MAX_LINE
     m = measure(lambda: answer_line(line, VETTER, "stdio"))
-    assert m.seconds <= 1.0
     assert m.peak_bytes <= 32 * MB
     assert m.value.ok is False
     assert m.value.error.code == "too-long"
@@ -258,11 +238,10 @@ def ten_mb_jsonl(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return f
 
 
-def test_a_10_mb_jsonl_line_is_audited_in_15_s_and_256_mb(ten_mb_jsonl: Path) -> None:
+def test_a_10_mb_jsonl_line_is_audited_within_256_mb(ten_mb_jsonl: Path) -> None:
     args = ["audit", "--no-dns", "--no-progress", "--format", "jsonl", str(ten_mb_jsonl)]
     m = measure(lambda: CliRunner().invoke(main, args))
     result = m.value
-    assert m.seconds <= 15.0, m.seconds
     assert m.peak_bytes <= 256 * MB, m.peak_bytes / MB
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.output
@@ -276,7 +255,6 @@ def test_a_10_mb_jsonl_line_over_the_line_limit_is_reported_and_skipped(
 ) -> None:
     args = ["audit", "--no-dns", "--no-progress", "--max-line-bytes", str(MB), str(ten_mb_jsonl)]
     m = measure(lambda: CliRunner().invoke(main, args))
-    assert m.seconds <= 15.0
     assert m.peak_bytes <= 64 * MB, m.peak_bytes / MB
     result = m.value
     assert result.exit_code == 2, result.output  # input could not be read in full
@@ -299,7 +277,7 @@ def policy_dir(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_a_yaml_bomb_policy_is_refused_in_half_a_second_and_16_mb(policy_dir: Path) -> None:
+def test_a_yaml_bomb_policy_is_refused_within_16_mb(policy_dir: Path) -> None:
     bomb = policy_dir / "bomb.yaml"
     bomb.write_text(_billion_laughs(), encoding="utf-8")
 
@@ -309,7 +287,6 @@ def test_a_yaml_bomb_policy_is_refused_in_half_a_second_and_16_mb(policy_dir: Pa
         return str(err.value)
 
     m = measure(load)
-    assert m.seconds <= 0.5
     assert m.peak_bytes <= 16 * MB
     assert m.value.startswith(f"{bomb}:1:")
     assert "anchors" in m.value or "aliases" in m.value
@@ -336,7 +313,7 @@ def test_a_yaml_bomb_behind_extends_is_refused(policy_dir: Path) -> None:
     ],
     ids=["yaml-flow", "json", "toml", "yaml-block"],
 )
-def test_a_deeply_nested_policy_is_an_error_in_3_s_and_64_mb(
+def test_a_deeply_nested_policy_is_an_error_within_64_mb(
     policy_dir: Path, name: str, text: str
 ) -> None:
     f = policy_dir / name
@@ -347,8 +324,7 @@ def test_a_deeply_nested_policy_is_an_error_in_3_s_and_64_mb(
             load_policy(f)
         return str(err.value)
 
-    m = measure(load, time_untraced=True)
-    assert m.seconds <= 3.0, m.seconds  # PyYAML scans 100,000 brackets before it gives up
+    m = measure(load)
     assert m.peak_bytes <= 64 * MB
     assert m.value.startswith(str(f))
     result = CliRunner().invoke(main, ["policy", "check", str(f)])
@@ -366,6 +342,5 @@ def test_an_oversized_policy_file_is_refused_unread(policy_dir: Path) -> None:
         return str(err.value)
 
     m = measure(load)
-    assert m.seconds <= 0.5
     assert m.peak_bytes <= 16 * MB
     assert "larger than" in m.value
