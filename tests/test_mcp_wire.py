@@ -192,8 +192,17 @@ def test_interaction_create_allowed_is_answered_on_consent() -> None:
 
 def test_interaction_of_another_type_is_not_ours() -> None:
     msg = interaction_create(GOOD)
-    msg["params"]["type"] = "form"
+    msg["params"] = {"type": "form", "id": "ix-1", "interaction": {"message": "Fill it in"}}
     assert run(msg).shape == "other"
+
+
+def test_interaction_of_another_type_with_a_url_is_still_vetted() -> None:
+    # A client that opens whatever url it is given ignores the type: so must urlvet not.
+    msg = interaction_create(PHISH)
+    msg["params"]["type"] = "form"
+    answered = run(msg)
+    assert answered.shape == "interaction/create"
+    assert answered.decision is Decision.BLOCK
 
 
 @pytest.mark.parametrize(
