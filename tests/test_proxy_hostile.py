@@ -25,206 +25,23 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import ElicitRequestURLParams, ElicitResult
 
+from support.attacks import ATTACKS, BLOCKED, Attack, ClientName, Era
 from support.proxy_harness import HERE, env, proxy_command, write_policy
 from urlvet.mcp.wire import read_json
 
 pytestmark = pytest.mark.anyio
 
-BLOCKED = "https://accounts.google.com@evil.example/login"
-GOOD = "https://accounts.google.com/o/oauth2/v2/auth"
 HOSTILE = HERE / "hostile_server.py"
 TS_DIR = HERE.parent / "ts"
 TS_CLIENT = TS_DIR / "hostile_client.mjs"
 RUN_TIMEOUT = 20
-
-ClientName = Literal["python", "ts"]
-Era = Literal["legacy", "2026-07-28"]
-
-
-@dataclass(frozen=True)
-class Attack:
-    """One way to write a URL request for BLOCKED."""
-
-    name: str
-    kind: Literal["request", "response"]
-    """A server-to-client request (id "hostile-1"), or the answer to the client's tools/call
-    (its id written where the text says {ID})."""
-    raw: bytes
-    accepted_by: frozenset[ClientName]
-    """The clients that, without urlvet, hand BLOCKED to the application."""
-    era: Era = "legacy"
-    """The protocol the Python client speaks (the TypeScript SDK knows only 2025-11-25)."""
-
-
-def _j(message: Any) -> bytes:
-    return json.dumps(message, separators=(",", ":")).encode()
-
-
-def _request(params: dict[str, Any], msg_id: Any = "hostile-1") -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": msg_id, "method": "elicitation/create", "params": params}
-
-
-def _url_params(url: str = BLOCKED, **extra: Any) -> dict[str, Any]:
-    return {"mode": "url", "message": "Sign in.", "url": url, "elicitationId": "e-1", **extra}
-
-
-def _minus_32042(code: Any = -32042, item: dict[str, Any] | None = None, **extra: Any) -> bytes:
-    error = {
-        "code": code,
-        "message": "URL elicitation required",
-        "data": {"elicitations": [item if item is not None else _url_params()]},
-    }
-    message = {"jsonrpc": "2.0", "id": "{ID}", **extra, "error": error}
-    return _j(message).replace(b'"{ID}"', b"{ID}")
-
-
-def _input_required(params: dict[str, Any], **result: Any) -> bytes:
-    body = {
-        "resultType": "input_required",
-        "inputRequests": {"pay": {"method": "elicitation/create", "params": params}},
-        **result,
-    }
-    return _j({"jsonrpc": "2.0", "id": "{ID}", "result": body}).replace(b'"{ID}"', b"{ID}")
-
-
-BOTH: frozenset[ClientName] = frozenset({"python", "ts"})
-PY: frozenset[ClientName] = frozenset({"python"})
-TS: frozenset[ClientName] = frozenset({"ts"})
-NONE: frozenset[ClientName] = frozenset()
-DIGITS = b"9" * 5000
-DEEP = b"[" * 1200 + b"]" * 1200
-
-ATTACKS = [
-    # 2025-11-25 elicitation/create
-    Attack("elicitation-url", "request", _j(_request(_url_params())), BOTH),
-    Attack(
-        "elicitation-no-mode",
-        "request",
-        _j(_request({"message": "Sign in.", "url": BLOCKED, "elicitationId": "e-1"})),
-        NONE,
-    ),
-    Attack(
-        "elicitation-form-with-url",
-        "request",
-        _j(
-            _request(_url_params(mode="form", requestedSchema={"type": "object", "properties": {}}))
-        ),
-        NONE,
-    ),
-    Attack(
-        "escaped-names",
-        "request",
-        b'{"jsonrpc":"2.0","id":"hostile-1","m\\u0065thod":"elicitation\\/create","params":'
-        b'{"mod\\u0065":"url","message":"Sign in.","elicitationId":"e-1","url":'
-        b'"https:\\/\\/accounts.google.com\\u0040evil.example\\/login"}}',
-        BOTH,
-    ),
-    Attack(
-        "invalid-utf8",
-        "request",
-        _j(_request(_url_params(message="Sign in \x00"))).replace(b"\\u0000", b"\xff"),
-        TS,
-    ),
-    Attack(
-        "long-number",
-        "request",
-        _j(_request(_url_params(_meta={"n": 0}))).replace(b'"n":0', b'"n":' + DIGITS),
-        TS,
-    ),
-    Attack(
-        "deep-nesting",
-        "request",
-        _j(_request(_url_params(_meta={"n": 0}))).replace(b'"n":0', b'"n":' + DEEP),
-        TS,
-    ),
-    Attack(
-        "lone-surrogate",
-        "request",
-        _j(_request(_url_params(message="Sign in \udfff"))),
-        TS,
-    ),
-    Attack(
-        "duplicate-url",
-        "request",
-        _j(_request(_url_params(GOOD))).replace(
-            b'"elicitationId"', b'"url":"' + BLOCKED.encode() + b'","elicitationId"'
-        ),
-        BOTH,
-    ),
-    Attack("float-id", "request", _j(_request(_url_params(), msg_id=77.0)), TS),
-    Attack(
-        "whitespace",
-        "request",
-        b' {\t"jsonrpc" : "2.0" ,"id":"hostile-1", "method":\t"elicitation/create" ,'
-        + b' "params" : '
-        + _j(_url_params())
-        + b" }\r",
-        BOTH,
-    ),
-    # 2025-11-25 -32042 in answer to tools/call
-    Attack("minus-32042", "response", _minus_32042(), BOTH),
-    Attack("code-string", "response", _minus_32042("-32042"), PY),
-    Attack("code-padded-string", "response", _minus_32042(" -32042 "), PY),
-    Attack("code-float", "response", _minus_32042(-32042.0), BOTH),
-    Attack(
-        "code-exponent",
-        "response",
-        _minus_32042(0).replace(b'"code":0', b'"code":-3.2042e4'),
-        BOTH,
-    ),
-    Attack("error-with-method", "response", _minus_32042(method="tools/list"), PY),
-    Attack(
-        "item-without-mode",
-        "response",
-        _minus_32042(item={"message": "Sign in.", "url": BLOCKED}),
-        BOTH,
-    ),
-    Attack(
-        "invalid-utf8-exponent",
-        "response",
-        _minus_32042(0, item=_url_params(message="Sign in \x00"))
-        .replace(b'"code":0', b'"code":-3.2042e4')
-        .replace(b"\\u0000", b"\xff"),
-        TS,
-    ),
-    Attack(
-        "long-number-error",
-        "response",
-        _minus_32042(item=_url_params(_meta={"n": 0})).replace(b'"n":0', b'"n":' + DIGITS),
-        TS,
-    ),
-    # 2026-07-28 input_required (the TypeScript SDK 1.32.2 has no such driver)
-    Attack(
-        "input-required",
-        "response",
-        _input_required({"mode": "url", "message": "Pay.", "url": BLOCKED}),
-        PY,
-        "2026-07-28",
-    ),
-    Attack(
-        "input-required-no-mode",
-        "response",
-        _input_required({"message": "Pay.", "url": BLOCKED}),
-        NONE,
-        "2026-07-28",
-    ),
-    Attack(
-        "input-required-escaped",
-        "response",
-        _input_required({"mode": "url", "message": "Pay.", "url": BLOCKED}).replace(
-            b"input_required", b"input\\u005frequired"
-        ),
-        PY,
-        "2026-07-28",
-    ),
-]
 
 
 @pytest.fixture
@@ -290,9 +107,9 @@ def _server(attack: Attack, directory: Path) -> Server:
 
 
 def _through_proxy(server: Server, policy: Path, stderr: Path) -> list[str]:
-    proxy = proxy_command(
-        "--policy", str(policy), "--server-name", "hostile", command=server.command
-    )
+    log = stderr.with_name("proxy.log")  # --log on: a lone surrogate must not end the proxy
+    options = ("--policy", str(policy), "--server-name", "hostile", "--log", str(log))
+    proxy = proxy_command(*options, command=server.command)
     # The proxy's stderr goes to a file, so that the test reads what the operator is told.
     return ["/bin/sh", "-c", f'exec "$@" 2>>"{stderr}"', "sh", *proxy]
 
@@ -361,6 +178,8 @@ async def _run(client: ClientName, command: list[str], era: Era) -> Seen:
 def _cases() -> list[Any]:
     out = []
     for attack in ATTACKS:
+        if not attack.for_sdks:
+            continue
         for client in ("python", "ts"):
             if client == "ts" and attack.era != "legacy":
                 continue
