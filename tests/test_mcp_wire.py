@@ -28,6 +28,7 @@ from urlvet.mcp import (
     hook_lines,
     parse_message,
 )
+from urlvet.mcp.wire import UnreadableJson, dumps, error_code, might_carry_url, read_json
 
 VETTER = OFFLINE
 SERVER = "https://mcp.example.com/mcp"
@@ -564,3 +565,89 @@ def test_hook_command_is_a_co_process() -> None:
     assert "\u202e" not in raw_last
     assert "\\u202e" in raw_last
     assert out[7]["requests"][0]["url"] == "https://docs.example.com/\u202egnp.exe"
+
+
+# -- the one reader of wire text, and the lax readings ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "value", "exact"),
+    [
+        (b'{"a":"\xff"}', {"a": "\ufffd"}, False),  # Node's Buffer.toString("utf8")
+        (b'\xef\xbb\xbf{"a":1}', {"a": 1}, False),  # a byte-order mark is dropped
+        (b'{"a":' + b"9" * 5000 + b"}", {"a": float("inf")}, True),  # JSON.parse: Infinity
+        (b'{"a":-3.2042e4}', {"a": -32042.0}, True),
+        (b'{"a":1,"a":2}', {"a": 2}, True),  # the last duplicate, as every client
+        (b'{"a":"\\udfff"}', {"a": "\udfff"}, True),
+    ],
+)
+def test_read_json_reads_what_the_most_lenient_client_reads(
+    raw: bytes, value: Any, exact: bool
+) -> None:
+    read = read_json(raw)
+    assert (read.value, read.exact) == (value, exact)
+
+
+def test_read_json_reads_any_depth_as_json_parse_does() -> None:
+    value = read_json(b'{"k":' + b"[" * 5000 + b'"x"' + b"]" * 5000 + b"}").value["k"]
+    depth = 0
+    while isinstance(value, list):
+        value, depth = value[0], depth + 1
+    assert (depth, value) == (5000, "x")
+
+
+@pytest.mark.parametrize("raw", [b"", b"{", b'{"a":1,}', b"[1 2]", b"[" * 3000 + b"1,]"])
+def test_read_json_refuses_what_no_client_reads(raw: bytes) -> None:
+    with pytest.raises(UnreadableJson):
+        read_json(raw)
+
+
+@pytest.mark.parametrize(
+    ("code", "read"),
+    [
+        (-32042, -32042),
+        (-32042.0, -32042),
+        ("-32042", -32042),
+        (" -32042 ", -32042),
+        ("-32042.0", -32042),
+        ("-3.2042e4", None),  # neither pydantic nor a JavaScript client reads this string
+        (-32042.5, None),
+        (None, None),
+        ([], None),
+    ],
+)
+def test_error_code_is_read_as_pydantic_lax_int_reads_it(code: Any, read: int | None) -> None:
+    assert error_code(code) == read
+
+
+def test_dumps_writes_a_lone_surrogate_as_its_escape() -> None:
+    out = dumps({"m": "a\udfffb"})
+    assert out == b'{"m":"a\\udfffb"}'
+    assert json.loads(out) == {"m": "a\udfffb"}
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"jsonrpc":"2.0","id":1,"result":{"content":[]}}',
+        b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"url":"x"}}',
+        '{"m":"caf\u00e9 \u2028"}'.encode(),
+        b'{"m":"a\\nb\\"c\\\\"}',
+    ],
+)
+def test_the_fast_path_passes_messages_no_reading_makes_a_url_request(raw: bytes) -> None:
+    assert might_carry_url(raw) is False
+    assert not parse_message(read_json(raw).value).carries_urls
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"m\\u0065thod":"elicitation/create"}',
+        b'{"method":"elicitation\\/create"}',
+        b'{"result":{"inputRequests":{}}}',
+        b'{"error":{"code":"-32042"}}',
+    ],
+)
+def test_the_fast_path_reads_every_possible_url_request(raw: bytes) -> None:
+    assert might_carry_url(raw) is True

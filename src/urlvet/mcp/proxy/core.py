@@ -236,6 +236,12 @@ class Relay:
         quick = self.quick(line)
         if quick is not None:
             return quick
+        try:
+            return await self._read(line, channel, origin)
+        except Exception as exc:  # the relay's boundary: one message must never end the proxy
+            return self._unreadable(f"it could not be judged ({type(exc).__name__}: {exc})")
+
+    async def _read(self, line: bytes, channel: str, origin: dict[str, Any] | None) -> Step:
         if len(line) > MAX_MESSAGE:
             return self._unreadable(f"longer than {MAX_MESSAGE:,} bytes")
         try:
