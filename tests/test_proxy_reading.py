@@ -90,6 +90,10 @@ def test_the_relay_forwards_no_row_and_answers_the_side_that_waits(attack: Attac
         # The client's request gets urlvet's error under its own id.
         (error,) = [m for out in step.to_client for m in _messages(out)]
         assert (error["id"], error["error"]["code"]) == (7, URL_BLOCKED)
+    if attack.reads_as == "malformed":
+        # Ambiguous (a request and a response at once): the server is refused as well.
+        (refusal,) = [json.loads(out) for out in step.to_server]
+        assert (refusal["id"], refusal["error"]["code"]) == (7, -32600)
 
 
 def _with(url: str, message: str = "Sign in.") -> bytes:

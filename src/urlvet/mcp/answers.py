@@ -463,11 +463,19 @@ def proxy_action(
         # Not a URL request, even a broken one: the client reads it as it would without us.
         return ProxyAction("forwarded", None)
     if parsed.shape == "malformed" or any(v.decision is Decision.BLOCK for v in verdicts):
+        if parsed.error is not None and parsed.error.code == "ambiguous":
+            # A request to one client's reading, a response to another's: answer both sides.
+            refusal = None
+            if parsed.is_request and parsed.id is not None:
+                reason = f"urlvet declined it: {parsed.error.message}"
+                refusal = rpc_error(parsed.id, INVALID_REQUEST, reason)
+            return ProxyAction(
+                "declined",
+                Decision.BLOCK,
+                to_client=blocked_error(parsed, verdicts),
+                to_server=refusal,
+            )
         decline = decline_reply(parsed)
-        if decline is not None and parsed.error is not None and parsed.error.code == "ambiguous":
-            # A request to the server's reading, a response to some client's: answer both.
-            error = blocked_error(parsed, verdicts)
-            return ProxyAction("declined", Decision.BLOCK, to_client=error, to_server=decline)
         if decline is not None:
             return ProxyAction("declined", Decision.BLOCK, to_server=decline)
         if (
