@@ -275,3 +275,15 @@ def test_no_spelling_of_a_url_request_gets_a_blocked_url_past_the_relay(raw: byt
     assert raw not in step.to_client
     # Every spelling is read (nothing a client takes is dropped unread): someone is answered.
     assert step.to_client or step.to_server or step.retry is not None
+
+
+def test_a_client_that_asked_for_errors_only_gets_no_warning_notice() -> None:
+    relay, told = _relay()
+    relay.from_client(
+        b'{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"error"}}'
+    )
+    step = _step(_with(BLOCKED), relay)
+    assert step.notices == ()
+    assert len(step.to_server) == 1  # still declined
+    assert len(told) == 1  # and the operator still told
+    assert told[0].startswith("blocked a URL request from hostile: evil.example: ")

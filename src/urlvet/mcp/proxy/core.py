@@ -68,6 +68,9 @@ MAX_RETRIES = 3
 """How often the proxy retries one request with declines before it answers the client itself."""
 
 _RETRY_MARK = RETRY_PREFIX.encode()
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+"""MCP's log levels (RFC 5424's), least severe first."""
+_WARNING = LOG_LEVELS.index("warning")
 
 Action = Literal["forwarded", "forwarded-with-warning", "declined"]
 
@@ -181,6 +184,8 @@ class Relay:
     """The proxy's retries in flight: their id -> the client's id."""
     _retries: dict[tuple[Any, ...], int] = field(default_factory=dict)
     """How often each client request was retried so far."""
+    _client_level: str = "debug"
+    """The least severe level of log message the client asked for (``logging/setLevel``)."""
 
     @classmethod
     def build(cls, vetter: Vetter, server: Server, log: ProxyLog | None = None, **kw: Any) -> Relay:
@@ -200,6 +205,11 @@ class Relay:
         for item in data if isinstance(data, list) else (data,):
             if isinstance(item, dict) and isinstance(item.get("method"), str):
                 self.remember(item, channel)
+                if item["method"] == "logging/setLevel":
+                    params = item.get("params")
+                    level = params.get("level") if isinstance(params, dict) else None
+                    if level in LOG_LEVELS:
+                        self._client_level = level
 
     def remember(self, request: dict[str, Any], channel: str = "") -> None:
         """Remember one decoded client request by its id."""
@@ -376,8 +386,8 @@ class Relay:
         server = self.judge.server.name or self.judge.server_label
         for notice in blocked:
             self.diagnostic(f"blocked a URL request from {server}: {notice.site}: {notice.reason}")
-        if not self.notify_client:
-            return ()
+        if not self.notify_client or LOG_LEVELS.index(self._client_level) > _WARNING:
+            return ()  # the client asked for fewer messages than warnings (logging/setLevel)
         first = blocked[0]
         more = f" (and {len(blocked) - 1} more)" if len(blocked) > 1 else ""
         text = f"urlvet blocked a URL request from {server}: {first.site}: {first.reason}{more}"
@@ -436,6 +446,7 @@ def _skip(text: str, pos: int) -> int:
 
 
 __all__ = [
+    "LOG_LEVELS",
     "MAX_MESSAGE",
     "VET_LIMIT",
     "Action",
