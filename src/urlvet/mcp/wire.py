@@ -174,7 +174,7 @@ def parse_message(data: Any, *, lenient: bool = False) -> ParsedMessage:
     method = data.get("method")
     # The claim is read before anything is checked, so that a broken message that a client
     # could still take for a URL request is declined, never passed on as "not ours".
-    protocol, claimed = _claim(data)
+    _, claimed = _claim(data)
     try:
         if data.get("jsonrpc") != "2.0":
             raise MalformedMessage("not-json-rpc", 'the message lacks "jsonrpc": "2.0"')
@@ -211,29 +211,36 @@ def parse_message(data: Any, *, lenient: bool = False) -> ParsedMessage:
             return ParsedMessage("other", id=good_id)
         raise MalformedMessage("not-json-rpc", "the message has no method, result or error")
     except MalformedMessage as exc:
-        declinable: tuple[str, ...] = ()
-        result = data.get("result")
-        if protocol == "2026-07-28" and isinstance(result, dict):
-            requests = result.get("inputRequests")
-            if isinstance(requests, dict):
-                declinable = tuple(k for k, v in requests.items() if _is_url_like(v))
-        found: tuple[UrlRequest, ...] = ()
-        if lenient and claimed is not None:
-            found = tuple(
-                UrlRequest(None, url, message, n)
-                for n, (url, message) in enumerate(_every_url(data))
-            )
-        return ParsedMessage(
-            "malformed",
-            protocol=protocol,
-            id=good_id,
-            requests=found,
-            error=exc.error,
-            request_state=_state_of(data),
-            declinable_keys=declinable,
-            is_request=isinstance(method, str),
-            claimed=claimed,
+        return _malformed(data, exc.error, good_id, lenient=lenient)
+
+
+def _malformed(
+    data: dict[str, Any], error: HookError, msg_id: JsonId | None, *, lenient: bool
+) -> ParsedMessage:
+    """A broken message, keeping what it claims, so that it can still be declined."""
+    protocol, claimed = _claim(data)
+    declinable: tuple[str, ...] = ()
+    result = data.get("result")
+    if protocol == "2026-07-28" and isinstance(result, dict):
+        requests = result.get("inputRequests")
+        if isinstance(requests, dict):
+            declinable = tuple(k for k, v in requests.items() if _is_url_like(v))
+    found: tuple[UrlRequest, ...] = ()
+    if lenient and claimed is not None:
+        found = tuple(
+            UrlRequest(None, url, message, n) for n, (url, message) in enumerate(_every_url(data))
         )
+    return ParsedMessage(
+        "malformed",
+        protocol=protocol,
+        id=msg_id,
+        requests=found,
+        error=error,
+        request_state=_state_of(data),
+        declinable_keys=declinable,
+        is_request=isinstance(data.get("method"), str),
+        claimed=claimed,
+    )
 
 
 _LAX_INT: TypeAdapter[int] = TypeAdapter(int)
