@@ -28,7 +28,14 @@ from urlvet.mcp import (
     hook_lines,
     parse_message,
 )
-from urlvet.mcp.wire import UnreadableJson, dumps, error_code, might_carry_url, read_json
+from urlvet.mcp.wire import (
+    UnreadableJson,
+    _deep_decode,
+    dumps,
+    error_code,
+    might_carry_url,
+    read_json,
+)
 
 VETTER = OFFLINE
 SERVER = "https://mcp.example.com/mcp"
@@ -651,3 +658,19 @@ def test_the_fast_path_passes_messages_no_reading_makes_a_url_request(raw: bytes
 )
 def test_the_fast_path_reads_every_possible_url_request(raw: bytes) -> None:
     assert might_carry_url(raw) is True
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON_VALUES, st.sampled_from([None, 0, 2]))
+def test_the_deep_reader_reads_as_the_recursive_one(value: Any, indent: int | None) -> None:
+    # The stack-based reader only runs past Python's recursion limit: it must agree with the
+    # recursive reader everywhere, escapes, whitespace and numbers included.
+    text = json.dumps(value, indent=indent, ensure_ascii=bool(indent))
+    assert _deep_decode(text) == json.loads(text)
