@@ -29,6 +29,7 @@ from urlvet.mcp import (
     parse_message,
 )
 from urlvet.mcp.wire import (
+    DEEP_READ_LIMIT,
     UnreadableJson,
     _deep_decode,
     dumps,
@@ -596,11 +597,12 @@ def test_read_json_reads_what_the_most_lenient_client_reads(
 
 
 def test_read_json_reads_any_depth_as_json_parse_does() -> None:
-    value = read_json(b'{"k":' + b"[" * 5000 + b'"x"' + b"]" * 5000 + b"}").value["k"]
-    depth = 0
+    depth = DEEP_READ_LIMIT // 2 - 10
+    value = read_json(b'{"k":' + b"[" * depth + b'"x"' + b"]" * depth + b"}").value["k"]
+    found = 0
     while isinstance(value, list):
-        value, depth = value[0], depth + 1
-    assert (depth, value) == (5000, "x")
+        value, found = value[0], found + 1
+    assert (found, value) == (depth, "x")
 
 
 @pytest.mark.parametrize("raw", [b"", b"{", b'{"a":1,}', b"[1 2]", b"[" * 3000 + b"1,]"])
@@ -674,3 +676,9 @@ def test_the_deep_reader_reads_as_the_recursive_one(value: Any, indent: int | No
     # recursive reader everywhere, escapes, whitespace and numbers included.
     text = json.dumps(value, indent=indent, ensure_ascii=bool(indent))
     assert _deep_decode(text) == json.loads(text)
+
+
+def test_a_deep_text_past_the_limit_is_not_read() -> None:
+    deep = b"[" * (DEEP_READ_LIMIT // 2 + 1) + b"]" * (DEEP_READ_LIMIT // 2 + 1)
+    with pytest.raises(UnreadableJson, match="not read"):
+        read_json(deep)

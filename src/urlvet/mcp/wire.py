@@ -313,6 +313,13 @@ BIG_NUMBER_DIGITS = 4000
 an int of more than 4,300 digits; ``JSON.parse`` gives ``Infinity``)."""
 
 
+DEEP_READ_LIMIT = 64 << 10
+"""The longest text the stack-based reader reads (64 KiB). Past Python's recursion limit
+(about 1,000 levels, where no real message goes) text is read in Python, at about 3 us a
+character (bench/relay_bench.py), so this bounds the time one message can hold the relay;
+a longer text that deep is not read, and so never relayed."""
+
+
 class UnreadableJson(ValueError):
     """The text is not JSON even under the most lenient reading a client applies."""
 
@@ -361,6 +368,11 @@ def read_json(raw: bytes | str) -> JsonText:
     try:
         value = _DECODER.decode(text)
     except RecursionError:
+        if len(text) > DEEP_READ_LIMIT:
+            raise UnreadableJson(
+                f"nested deeper than the fast reader goes and longer than {DEEP_READ_LIMIT:,} "
+                "characters: not read"
+            ) from None
         try:
             value = _deep_decode(text)
         except ValueError as exc:  # scanstring's errors, and our own
@@ -857,6 +869,7 @@ def _parse_input_required(result: dict[str, Any], msg_id: JsonId | None) -> Pars
 
 __all__ = [
     "BIG_NUMBER_DIGITS",
+    "DEEP_READ_LIMIT",
     "INTERACTION_DECLINED",
     "INTERACTION_REQUIRED",
     "INVALID_REQUEST",
