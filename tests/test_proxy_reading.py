@@ -287,3 +287,24 @@ def test_a_client_that_asked_for_errors_only_gets_no_warning_notice() -> None:
     assert len(step.to_server) == 1  # still declined
     assert len(told) == 1  # and the operator still told
     assert told[0].startswith("blocked a URL request from hostile: evil.example: ")
+
+
+@pytest.mark.parametrize(
+    ("raw", "side"),
+    [
+        (b'{"jsonrpc":"2.0","id":9,"error":{"code":-32042,]}}', "client"),
+        (b'{"jsonrpc":"2.0","id":"r-1","method":"elicitation/create","params":{,}}', "server"),
+        (b'{"jsonrpc":"2.0","method":"elicitation/create","id":9.0,"params":[}', "server"),
+    ],
+)
+def test_an_unreadable_message_is_answered_to_the_side_that_waits_for_it(
+    raw: bytes, side: str
+) -> None:
+    relay, told = _relay()
+    step = _step(raw, relay)
+    assert raw not in step.to_client
+    (answer,) = step.to_client if side == "client" else step.to_server
+    error = json.loads(answer)
+    assert error["id"] in (9, "r-1")
+    assert "cannot be read" in error["error"]["message"]
+    assert len(told) == 1

@@ -26,6 +26,7 @@ relay returns.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 import uuid
@@ -253,11 +254,11 @@ class Relay:
 
     async def _read(self, line: bytes, channel: str, origin: dict[str, Any] | None) -> Step:
         if len(line) > MAX_MESSAGE:
-            return self._unreadable(f"longer than {MAX_MESSAGE:,} bytes")
+            return self._unreadable(f"longer than {MAX_MESSAGE:,} bytes", line)
         try:
             read = read_json(line)
         except UnreadableJson as exc:
-            return self._unreadable(str(exc))
+            return self._unreadable(str(exc), line)
         too_long = VET_LIMIT if len(line) > VET_LIMIT else None
         data = read.value
         if not isinstance(data, list):
@@ -298,15 +299,30 @@ class Relay:
             notices=tuple(notices),
         )
 
-    def _unreadable(self, reason: str) -> Step:
+    def _unreadable(self, reason: str, line: bytes = b"") -> Step:
         # Nothing urlvet cannot read reaches the client: no client can then take it for a URL
-        # request that urlvet did not see. Without an id there is nobody to answer.
+        # request that urlvet did not see. The side that waits is answered when the message's
+        # own id can still be made out at its start; otherwise nobody can be.
         self.diagnostic(f"dropped a message from the server that urlvet cannot read: {reason}")
-        return Step()
+        head = _HEAD.match(line[:SALVAGE_WINDOW])
+        if head is None:
+            return Step()
+        try:
+            msg_id = _json_id(json.loads(head.group("id")))
+        except ValueError:
+            return Step()
+        if msg_id is None:
+            return Step()
+        return self._refused(
+            {"id": msg_id, **({"method": ""} if head["method"] or head["method_after"] else {})},
+            f"it cannot be read: {reason}",
+            told=True,
+        )
 
-    def _refused(self, data: Any, reason: str) -> Step:
-        """``data`` judged but impossible to write back: the side that waits gets an error."""
-        self.diagnostic(f"dropped a message from the server: {reason}")
+    def _refused(self, data: Any, reason: str, *, told: bool = False) -> Step:
+        """``data`` not relayed: the side that waits for it gets an error instead."""
+        if not told:
+            self.diagnostic(f"dropped a message from the server: {reason}")
         msg_id = _json_id(data.get("id")) if isinstance(data, dict) else None
         if msg_id is None:
             return Step()
@@ -408,6 +424,19 @@ class Relay:
             },
         }
         return (dumps(notification),)
+
+
+SALVAGE_WINDOW = 4096
+"""How much of an unreadable message is searched for its id, so that the side waiting for it
+can be answered."""
+# The top-level members before the first nested value: "jsonrpc", then "id" and perhaps
+# "method", as every SDK writes them. Anything else is left unanswered.
+_HEAD = re.compile(
+    rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?'
+    rb'(?:"method"\s*:\s*(?P<method>"[^"\\]*")\s*,\s*)?'
+    rb'"id"\s*:\s*(?P<id>-?[0-9]+(?:\.0+)?|"[^"\\]*")'
+    rb'(?:\s*,\s*"method"\s*:\s*(?P<method_after>"[^"\\]*"))?'
+)
 
 
 def _json_id(value: Any) -> JsonId | None:
