@@ -308,3 +308,10 @@ def test_an_unreadable_message_is_answered_to_the_side_that_waits_for_it(
     assert error["id"] in (9, "r-1")
     assert "cannot be read" in error["error"]["message"]
     assert len(told) == 1
+
+
+def test_a_batch_item_with_a_long_number_keeps_its_bytes() -> None:
+    allowed = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"n":' + b"9" * 5000
+    allowed += b"}}"
+    step = _step(b"[" + allowed + b"," + _with(BLOCKED) + b"]")
+    assert step.to_client == (b"[" + allowed + b"]",)

@@ -451,7 +451,8 @@ def _json_id(value: Any) -> JsonId | None:
 
 def _item_texts(text: str, count: int) -> list[str] | None:
     """The text of each item of the JSON array ``text``, or None when it cannot be cut."""
-    decoder = json.JSONDecoder(strict=False)
+    # Only the spans are wanted: numbers are not made (a 5,000-digit one would not be).
+    decoder = json.JSONDecoder(strict=False, parse_int=len, parse_float=len)
     spans: list[str] = []
     pos = _skip(text, 0)
     if text[pos : pos + 1] != "[":
