@@ -315,3 +315,10 @@ def test_a_batch_item_with_a_long_number_keeps_its_bytes() -> None:
     allowed += b"}}"
     step = _step(b"[" + allowed + b"," + _with(BLOCKED) + b"]")
     assert step.to_client == (b"[" + allowed + b"]",)
+
+
+def test_a_message_read_with_a_byte_replaced_keeps_its_numbers_and_order() -> None:
+    raw = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"b":1.0E+2,"a":'
+    raw += b"9" * 5000 + b',"error":"\xff"}}'
+    (out,) = _step(raw).to_client
+    assert out == raw.replace(b"\xff", "\ufffd".encode())

@@ -262,7 +262,7 @@ class Relay:
         too_long = VET_LIMIT if len(line) > VET_LIMIT else None
         data = read.value
         if not isinstance(data, list):
-            step, _ = await self._one(line if read.exact else None, data, channel, origin, too_long)
+            step, _ = await self._one(_judged_bytes(line, read), data, channel, origin, too_long)
             return step
         return await self._batch(line, read, channel, origin, too_long)
 
@@ -276,12 +276,12 @@ class Relay:
     ) -> Step:
         """A batch: each item judged; an item forwarded unchanged keeps its own bytes."""
         items = read.value
-        spans = _item_texts(read.text, len(items)) if read.exact else None
+        spans = _item_texts(read.text, len(items))
         parts: list[bytes] = []
         to_server: list[bytes] = []
         retries: list[bytes] = []
         notices: list[bytes] = []
-        changed = not read.exact
+        changed = False
         for n, item in enumerate(items):
             own = spans[n].encode("utf-8") if spans is not None else None
             step, unchanged = await self._one(own, item, channel, origin, too_long)
@@ -291,7 +291,7 @@ class Relay:
             retries.extend([step.retry] if step.retry is not None else [])
             notices.extend(step.notices)
         if not changed:
-            return Step(to_client=(line,))
+            return Step(to_client=(_judged_bytes(line, read),))
         return Step(
             to_client=(b"[" + b",".join(parts) + b"]",) if parts else (),
             to_server=(*to_server, *retries[1:]),
@@ -447,6 +447,13 @@ def _json_id(value: Any) -> JsonId | None:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return None
+
+
+def _judged_bytes(line: bytes, read: JsonText) -> bytes:
+    """The bytes of what was judged: ``line`` itself when it was read as it is, else the text
+    that was read (invalid UTF-8 as U+FFFD, no byte-order mark) in UTF-8. Numbers, key order
+    and escapes stay as the server wrote them."""
+    return line if read.exact else read.text.encode("utf-8")
 
 
 def _item_texts(text: str, count: int) -> list[str] | None:
