@@ -23,6 +23,10 @@ Two modes read them:
 Earlier variants of the draft are read too: ``url``/``message`` beside ``type`` instead of in
 ``interaction``, ``interactionId``, and ``data.interaction``/``data.interactions`` in -32003.
 A plain string ``message`` is accepted wherever the draft expects TextContent.
+
+Both modes read a message as the most lenient real client reads it (``docs/proxy-clients.md``:
+the Python SDK's lax pydantic, the TypeScript SDK's ``JSON.parse``, the draft's variants), and
+:func:`read_json` is the one reader of wire text: what it cannot read, no relay passes on.
 """
 
 from __future__ import annotations
