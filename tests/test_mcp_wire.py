@@ -28,6 +28,15 @@ from urlvet.mcp import (
     hook_lines,
     parse_message,
 )
+from urlvet.mcp.wire import (
+    DEEP_READ_LIMIT,
+    UnreadableJson,
+    _deep_decode,
+    dumps,
+    error_code,
+    might_carry_url,
+    read_json,
+)
 
 VETTER = OFFLINE
 SERVER = "https://mcp.example.com/mcp"
@@ -192,8 +201,17 @@ def test_interaction_create_allowed_is_answered_on_consent() -> None:
 
 def test_interaction_of_another_type_is_not_ours() -> None:
     msg = interaction_create(GOOD)
-    msg["params"]["type"] = "form"
+    msg["params"] = {"type": "form", "id": "ix-1", "interaction": {"message": "Fill it in"}}
     assert run(msg).shape == "other"
+
+
+def test_interaction_of_another_type_with_a_url_is_still_vetted() -> None:
+    # A client that opens whatever url it is given ignores the type: so must urlvet not.
+    msg = interaction_create(PHISH)
+    msg["params"]["type"] = "form"
+    answered = run(msg)
+    assert answered.shape == "interaction/create"
+    assert answered.decision is Decision.BLOCK
 
 
 @pytest.mark.parametrize(
@@ -555,3 +573,112 @@ def test_hook_command_is_a_co_process() -> None:
     assert "\u202e" not in raw_last
     assert "\\u202e" in raw_last
     assert out[7]["requests"][0]["url"] == "https://docs.example.com/\u202egnp.exe"
+
+
+# -- the one reader of wire text, and the lax readings ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "value", "exact"),
+    [
+        (b'{"a":"\xff"}', {"a": "\ufffd"}, False),  # Node's Buffer.toString("utf8")
+        (b'\xef\xbb\xbf{"a":1}', {"a": 1}, False),  # a byte-order mark is dropped
+        (b'{"a":' + b"9" * 5000 + b"}", {"a": float("inf")}, True),  # JSON.parse: Infinity
+        (b'{"a":-3.2042e4}', {"a": -32042.0}, True),
+        (b'{"a":1,"a":2}', {"a": 2}, True),  # the last duplicate, as every client
+        (b'{"a":"\\udfff"}', {"a": "\udfff"}, True),
+    ],
+)
+def test_read_json_reads_what_the_most_lenient_client_reads(
+    raw: bytes, value: Any, exact: bool
+) -> None:
+    read = read_json(raw)
+    assert (read.value, read.exact) == (value, exact)
+
+
+def test_read_json_reads_any_depth_as_json_parse_does() -> None:
+    depth = DEEP_READ_LIMIT // 2 - 10
+    value = read_json(b'{"k":' + b"[" * depth + b'"x"' + b"]" * depth + b"}").value["k"]
+    found = 0
+    while isinstance(value, list):
+        value, found = value[0], found + 1
+    assert (found, value) == (depth, "x")
+
+
+@pytest.mark.parametrize("raw", [b"", b"{", b'{"a":1,}', b"[1 2]", b"[" * 3000 + b"1,]"])
+def test_read_json_refuses_what_no_client_reads(raw: bytes) -> None:
+    with pytest.raises(UnreadableJson):
+        read_json(raw)
+
+
+@pytest.mark.parametrize(
+    ("code", "read"),
+    [
+        (-32042, -32042),
+        (-32042.0, -32042),
+        ("-32042", -32042),
+        (" -32042 ", -32042),
+        ("-32042.0", -32042),
+        ("-3.2042e4", None),  # neither pydantic nor a JavaScript client reads this string
+        (-32042.5, None),
+        (None, None),
+        ([], None),
+    ],
+)
+def test_error_code_is_read_as_pydantic_lax_int_reads_it(code: Any, read: int | None) -> None:
+    assert error_code(code) == read
+
+
+def test_dumps_writes_a_lone_surrogate_as_its_escape() -> None:
+    out = dumps({"m": "a\udfffb"})
+    assert out == b'{"m":"a\\udfffb"}'
+    assert json.loads(out) == {"m": "a\udfffb"}
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"jsonrpc":"2.0","id":1,"result":{"content":[]}}',
+        b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"url":"x"}}',
+        '{"m":"caf\u00e9 \u2028"}'.encode(),
+        b'{"m":"a\\nb\\"c\\\\"}',
+    ],
+)
+def test_the_fast_path_passes_messages_no_reading_makes_a_url_request(raw: bytes) -> None:
+    assert might_carry_url(raw) is False
+    assert not parse_message(read_json(raw).value).carries_urls
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"m\\u0065thod":"elicitation/create"}',
+        b'{"method":"elicitation\\/create"}',
+        b'{"result":{"inputRequests":{}}}',
+        b'{"error":{"code":"-32042"}}',
+    ],
+)
+def test_the_fast_path_reads_every_possible_url_request(raw: bytes) -> None:
+    assert might_carry_url(raw) is True
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON_VALUES, st.sampled_from([None, 0, 2]))
+def test_the_deep_reader_reads_as_the_recursive_one(value: Any, indent: int | None) -> None:
+    # The stack-based reader only runs past Python's recursion limit: it must agree with the
+    # recursive reader everywhere, escapes, whitespace and numbers included.
+    text = json.dumps(value, indent=indent, ensure_ascii=bool(indent))
+    assert _deep_decode(text) == json.loads(text)
+
+
+def test_a_deep_text_past_the_limit_is_not_read() -> None:
+    deep = b"[" * (DEEP_READ_LIMIT // 2 + 1) + b"]" * (DEEP_READ_LIMIT // 2 + 1)
+    with pytest.raises(UnreadableJson, match="not read"):
+        read_json(deep)

@@ -104,7 +104,8 @@ class Proxied:
         """Have the server write ``lines``; what the client got before the server's '{}'."""
         texts = [x.decode() if isinstance(x, bytes) else x for x in lines]
         _, got = self.until_response(self.request("test/send", {"lines": texts}))
-        return got
+        # urlvet's notices of a block (tests/test_proxy_hostile_stdio.py checks them) are set aside.
+        return [g for g in got if b'"logger":"urlvet"' not in g]
 
     def received(self) -> list[Any]:
         """What the server has read so far, decoded (unreadable lines as text)."""
@@ -243,7 +244,7 @@ def test_input_required_blocked_is_retried_with_a_decline_and_the_client_sees_wh
     }
     call = proxied.request("tools/call", {"name": "t", "arguments": {"ask": ask, "n": 1}})
     response, before = proxied.until_response(call)
-    assert before == []
+    assert [b for b in before if b'"logger":"urlvet"' not in b] == []
     # The server echoes the params it got: the retry carried the decline and the state.
     echoed = json.loads(response["result"]["content"][0]["text"])
     assert echoed["inputResponses"] == {"pay": {"action": "decline"}}

@@ -1,5 +1,5 @@
 // A client built on the TypeScript MCP SDK (npm @modelcontextprotocol/sdk) over Streamable HTTP,
-// run by tests/test_proxy_hostile.py against a hostile server, with and without `urlvet proxy`.
+// run by tests/test_proxy_hostile_http.py against a hostile server, with and without `urlvet proxy`.
 // It knows nothing of urlvet: it records every elicitation it is shown and accepts it, records
 // the code and data of every error (a -32042 carries the URLs to open), calls the server's
 // `login` tool and prints one JSON line.

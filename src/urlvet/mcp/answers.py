@@ -61,11 +61,13 @@ from urlvet.text import one_line
 
 logger = logging.getLogger("urlvet.mcp")
 
-URL_BLOCKED = -32090
+URL_BLOCKED = -32010
 """urlvet's JSON-RPC error to a client when it blocked a URL it cannot decline for it.
 
-In the range JSON-RPC reserves for implementation-defined server errors, and used by no MCP
-revision (-32002, -32003, -32021, -32042 and -32099 are)."""
+In the band MCP leaves to implementations (-32000 to -32019; from 2026-07-28 the codes -32020 to
+-32099 are allocated by the specification, as the Python SDK's ``mcp_types.jsonrpc`` records),
+and used by no SDK or revision (-32000, -32001, -32002 and the draft's -32003 are). Its message
+says which URL was blocked and why; ``data.urlvet`` lists each with its rule codes."""
 
 WARNING_LINE_LIMIT = 300
 """Characters of the ``urlvet:`` line (the finding's text is clipped to fit)."""
@@ -344,6 +346,8 @@ def _body_path(
     parsed: ParsedMessage, request: UrlRequest, message: Mapping[str, Any]
 ) -> list[str | int]:
     """Where the object holding ``request``'s url and message sits in ``message``."""
+    if request.path:
+        return list(request.path)
     if parsed.shape == "interaction/create":
         params = message["params"]
         return ["params", "interaction"] if "interaction" in params else ["params"]
@@ -463,6 +467,18 @@ def proxy_action(
         # Not a URL request, even a broken one: the client reads it as it would without us.
         return ProxyAction("forwarded", None)
     if parsed.shape == "malformed" or any(v.decision is Decision.BLOCK for v in verdicts):
+        if parsed.error is not None and parsed.error.code == "ambiguous":
+            # A request to one client's reading, a response to another's: answer both sides.
+            refusal = None
+            if parsed.is_request and parsed.id is not None:
+                reason = f"urlvet declined it: {parsed.error.message}"
+                refusal = rpc_error(parsed.id, INVALID_REQUEST, reason)
+            return ProxyAction(
+                "declined",
+                Decision.BLOCK,
+                to_client=blocked_error(parsed, verdicts),
+                to_server=refusal,
+            )
         decline = decline_reply(parsed)
         if decline is not None:
             return ProxyAction("declined", Decision.BLOCK, to_server=decline)

@@ -4,14 +4,20 @@ A :class:`Relay` sits between one client and one server. Messages from the clien
 unchanged (the relay only remembers the requests, so that it can retry one itself). Each message
 from the server is judged:
 
-- a message that carries no URL request is forwarded byte for byte;
-- a URL request whose URLs urlvet allows is forwarded byte for byte;
+- every message is read by the one wire reader (:func:`urlvet.mcp.wire.read_json`) as leniently
+  as any client reads it, and judged as the most lenient client would take it
+  (``docs/proxy-clients.md``); a message that cannot be read at all is never forwarded;
+- a message that carries no URL request is forwarded byte for byte when those bytes are the ones
+  that were read, else as the canonical JSON of what was judged;
+- a URL request whose URLs urlvet allows is forwarded the same way;
 - one with warnings is forwarded with the message the client will show rewritten to begin with a
   ``urlvet:`` line;
 - a blocked one never reaches the client: the server gets the decline its protocol expects, a
   2026-07-28 ``input_required`` result is answered by retrying the client's request with the
   declines, and where nothing can be declined the client gets a JSON-RPC error that says urlvet
-  blocked the URL and why.
+  blocked the URL and why. Every block is told: one line on stderr for the operator, and an MCP
+  ``notifications/message`` at level ``warning`` to the client, naming the server, the site and
+  the reason.
 
 The transports (:mod:`.stdio`, :mod:`.http`) only move bytes and carry out the :class:`Step` the
 relay returns.
@@ -20,6 +26,7 @@ relay returns.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 import uuid
@@ -30,9 +37,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from urlvet.mcp.answers import with_id
-from urlvet.mcp.proxy.judge import Judge, LogEntry
-from urlvet.mcp.wire import MAX_LINE, JsonId, WireShape
+from urlvet.mcp.answers import URL_BLOCKED, rpc_error, with_id
+from urlvet.mcp.proxy.judge import BlockNotice, Judge, LogEntry
+from urlvet.mcp.wire import (
+    INVALID_REQUEST,
+    MAX_LINE,
+    JsonId,
+    JsonText,
+    UnreadableJson,
+    WireShape,
+    dumps,
+    might_carry_url,
+    read_json,
+)
 
 if TYPE_CHECKING:
     from urlvet.engine import Vetter
@@ -51,22 +68,10 @@ RETRY_PREFIX = "urlvet-retry-"
 MAX_RETRIES = 3
 """How often the proxy retries one request with declines before it answers the client itself."""
 
-# A server message can only carry a URL request when one of these occurs in its bytes. Escapes
-# (\u, \/) could spell any of them, and an error code can be written many ways, so a message with
-# an escape or an error member is always read in full.
-_MARKERS = (b"elicitation", b"interaction", b"input_required", b'"error"', b"\\u", b"\\/")
-# What makes a line that cannot be read look like a URL request: it is then never forwarded.
-_URL_REQUEST_HINTS = (
-    b"elicitation/create",
-    b"interaction/create",
-    b"input_required",
-    b"-32042",
-    b"-32003",
-    b"\\u",
-    b"\\/",
-)
-
 _RETRY_MARK = RETRY_PREFIX.encode()
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+"""MCP's log levels (RFC 5424's), least severe first."""
+_WARNING = LOG_LEVELS.index("warning")
 
 Action = Literal["forwarded", "forwarded-with-warning", "declined"]
 
@@ -75,11 +80,6 @@ def _id_key(value: Any) -> tuple[str, JsonId] | None:
     if isinstance(value, bool) or not isinstance(value, str | int):
         return None
     return ("s", value) if isinstance(value, str) else ("i", value)
-
-
-def dumps(message: Any) -> bytes:
-    """One message as compact JSON text (no newline), as the proxy writes what it makes."""
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +93,10 @@ class Step:
     retry: bytes | None = None
     """The client's request sent again with declines (under a new id); what the server answers
     to it takes the place of this message."""
+    notices: tuple[bytes, ...] = ()
+    """MCP ``notifications/message`` (level warning) telling the client of a block. A transport
+    sends them before ``to_client`` where its framing allows (a stdio stream, an SSE stream)
+    and may leave them out where it does not (a single JSON response body)."""
 
 
 class ProxyLog:
@@ -100,7 +104,8 @@ class ProxyLog:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._file: TextIO = self.path.open("a", encoding="utf-8")
+        # A lone surrogate (a JSON "\\udfff" escape) is written back as that escape.
+        self._file: TextIO = self.path.open("a", encoding="utf-8", errors="backslashreplace")
         self._lock = threading.Lock()
 
     def write(self, entries: tuple[LogEntry, ...], server: str, server_name: str | None) -> None:
@@ -172,12 +177,16 @@ class Relay:
     judge: Judge
     log: ProxyLog | None = None
     diagnostic: Callable[[str], None] = _warn
+    notify_client: bool = True
+    """Send the client an MCP ``notifications/message`` (level warning) for each block."""
     _requests: OrderedDict[tuple[Any, ...], dict[str, Any]] = field(default_factory=OrderedDict)
     """The client's latest requests, by (channel, id): what a retry resends."""
     _retried: dict[tuple[Any, ...], JsonId] = field(default_factory=dict)
     """The proxy's retries in flight: their id -> the client's id."""
     _retries: dict[tuple[Any, ...], int] = field(default_factory=dict)
     """How often each client request was retried so far."""
+    _client_level: str = "debug"
+    """The least severe level of log message the client asked for (``logging/setLevel``)."""
 
     @classmethod
     def build(cls, vetter: Vetter, server: Server, log: ProxyLog | None = None, **kw: Any) -> Relay:
@@ -198,6 +207,11 @@ class Relay:
             if isinstance(item, dict) and isinstance(item.get("method"), str):
                 self.remember(item, channel)
                 self.judge.lint.observe(item, channel)  # the client's capabilities (UV710)
+                if item["method"] == "logging/setLevel":
+                    params = item.get("params")
+                    level = params.get("level") if isinstance(params, dict) else None
+                    if level in LOG_LEVELS:
+                        self._client_level = level
 
     def remember(self, request: dict[str, Any], channel: str = "") -> None:
         """Remember one decoded client request by its id."""
@@ -214,8 +228,12 @@ class Relay:
     # -- server to client ---------------------------------------------------------------
 
     def quick(self, line: bytes) -> Step | None:
-        """The step for a message that cannot carry a URL request (forward it), else None."""
-        if any(m in line for m in _MARKERS) or (self._retried and _RETRY_MARK in line):
+        """The step for a message that cannot carry a URL request (forward it), else None.
+
+        Sound by :func:`~urlvet.mcp.wire.might_carry_url`: no client reads such bytes as a URL
+        request, however it decodes them.
+        """
+        if might_carry_url(line) or (self._retried and _RETRY_MARK in line):
             return None
         return Step(to_client=(line,))
 
@@ -225,48 +243,94 @@ class Relay:
         """Judge one message (one line, or one SSE event's data) from the server.
 
         ``origin`` is the client request this message answers, when the transport knows it
-        (HTTP: the POST's body); otherwise the relay looks it up by id.
+        (HTTP: the POST's body); otherwise the relay looks it up by id. Never raises.
         """
         quick = self.quick(line)
         if quick is not None:
             return quick
-        if len(line) > MAX_MESSAGE:
-            return self._unreadable(line, f"longer than {MAX_MESSAGE:,} bytes")
         try:
-            data = json.loads(line)
-        except (ValueError, RecursionError) as exc:
-            reason = "nested too deeply" if isinstance(exc, RecursionError) else "invalid JSON"
-            return self._unreadable(line, reason)
+            return await self._read(line, channel, origin)
+        except Exception as exc:  # the relay's boundary: one message must never end the proxy
+            return self._unreadable(f"it could not be judged ({type(exc).__name__}: {exc})")
+
+    async def _read(self, line: bytes, channel: str, origin: dict[str, Any] | None) -> Step:
+        if len(line) > MAX_MESSAGE:
+            return self._unreadable(f"longer than {MAX_MESSAGE:,} bytes", line)
+        try:
+            read = read_json(line)
+        except UnreadableJson as exc:
+            return self._unreadable(str(exc), line)
         too_long = VET_LIMIT if len(line) > VET_LIMIT else None
+        data = read.value
         if not isinstance(data, list):
-            step, _ = await self._one(line, data, channel, origin, too_long)
+            step, _ = await self._one(_judged_bytes(line, read), data, channel, origin, too_long)
             return step
-        # A batch: forwarded as it came unless something in it is changed.
-        parts: list[Any] = []
+        return await self._batch(line, read, channel, origin, too_long)
+
+    async def _batch(
+        self,
+        line: bytes,
+        read: JsonText,
+        channel: str,
+        origin: dict[str, Any] | None,
+        too_long: int | None,
+    ) -> Step:
+        """A batch: each item judged; an item forwarded unchanged keeps its own bytes."""
+        items = read.value
+        spans = _item_texts(read.text, len(items))
+        parts: list[bytes] = []
         to_server: list[bytes] = []
         retries: list[bytes] = []
+        notices: list[bytes] = []
         changed = False
-        for item in data:
-            step, unchanged = await self._one(None, item, channel, origin, too_long)
+        for n, item in enumerate(items):
+            own = spans[n].encode("utf-8") if spans is not None else None
+            step, unchanged = await self._one(own, item, channel, origin, too_long)
             changed = changed or not unchanged
-            parts.extend(item if unchanged else json.loads(c) for c in step.to_client)
+            parts.extend(step.to_client)
             to_server.extend(step.to_server)
             retries.extend([step.retry] if step.retry is not None else [])
+            notices.extend(step.notices)
         if not changed:
-            return Step(to_client=(line,))
+            return Step(to_client=(_judged_bytes(line, read),))
         return Step(
-            to_client=(dumps(parts),) if parts else (),
+            to_client=(b"[" + b",".join(parts) + b"]",) if parts else (),
             to_server=(*to_server, *retries[1:]),
             retry=retries[0] if retries else None,
+            notices=tuple(notices),
         )
 
-    def _unreadable(self, line: bytes, reason: str) -> Step:
-        if any(h in line for h in _URL_REQUEST_HINTS):
-            self.diagnostic(
-                f"dropped a message from the server that looks like a URL request: {reason}"
-            )
+    def _unreadable(self, reason: str, line: bytes = b"") -> Step:
+        # Nothing urlvet cannot read reaches the client: no client can then take it for a URL
+        # request that urlvet did not see. The side that waits is answered when the message's
+        # own id can still be made out at its start; otherwise nobody can be.
+        self.diagnostic(f"dropped a message from the server that urlvet cannot read: {reason}")
+        head = _HEAD.match(line[:SALVAGE_WINDOW])
+        if head is None:
             return Step()
-        return Step(to_client=(line,))
+        try:
+            msg_id = _json_id(json.loads(head.group("id")))
+        except ValueError:
+            return Step()
+        if msg_id is None:
+            return Step()
+        return self._refused(
+            {"id": msg_id, **({"method": ""} if head["method"] or head["method_after"] else {})},
+            f"it cannot be read: {reason}",
+            told=True,
+        )
+
+    def _refused(self, data: Any, reason: str, *, told: bool = False) -> Step:
+        """``data`` not relayed: the side that waits for it gets an error instead."""
+        if not told:
+            self.diagnostic(f"dropped a message from the server: {reason}")
+        msg_id = _json_id(data.get("id")) if isinstance(data, dict) else None
+        if msg_id is None:
+            return Step()
+        if isinstance(data.get("method"), str):
+            return Step(to_server=(dumps(rpc_error(msg_id, INVALID_REQUEST, reason)),))
+        error = rpc_error(msg_id, URL_BLOCKED, f"urlvet dropped the server's answer: {reason}")
+        return Step(to_client=(dumps(error),))
 
     async def _one(
         self,
@@ -276,15 +340,31 @@ class Relay:
         origin: dict[str, Any] | None,
         too_long: int | None,
     ) -> tuple[Step, bool]:
-        """The step for one decoded message, and whether it forwards the message unchanged."""
+        """The step for one decoded message, and whether it forwards ``line`` unchanged.
+
+        ``line`` is the message's own bytes when they are exactly what was read, else None
+        (the message is then written anew from what was judged).
+        """
+        try:
+            return await self._judged(line, data, channel, origin, too_long)
+        except UnreadableJson as exc:
+            return self._refused(data, str(exc)), False
+
+    async def _judged(
+        self,
+        line: bytes | None,
+        data: Any,
+        channel: str,
+        origin: dict[str, Any] | None,
+        too_long: int | None,
+    ) -> tuple[Step, bool]:
         is_response = isinstance(data, dict) and "method" not in data
-        readdressed = False
         if is_response:
             answered = self._retried.pop((channel, *(_id_key(data.get("id")) or ("", ""))), None)
             if answered is not None:
                 # What follows a retry goes to the client under the client's own id.
                 data = with_id(data, answered)
-                line, readdressed = None, True
+                line = None
         key = _id_key(data.get("id")) if is_response else None
         if origin is None and key is not None:
             origin = self._requests.get((channel, *key))
@@ -297,6 +377,7 @@ class Relay:
             self.diagnostic(note)
         if judgement.entries and self.log is not None:
             self.log.write(judgement.entries, self.judge.server_label, self.judge.server.name)
+        notices = self._tell(judgement.blocked)
         action = judgement.action
         if action.to_server is not None and "method" in action.to_server:
             # The client's request retried with declines: its answer is the client's.
@@ -305,20 +386,107 @@ class Relay:
             assert retry_key is not None
             self._retried[(channel, *retry_key)] = data["id"]
             self._retries[(channel, *key)] = tries + 1
-            return Step(retry=dumps(action.to_server)), False
+            return Step(retry=dumps(action.to_server), notices=notices), False
         if key is not None:
             self._retries.pop((channel, *key), None)
         to_server = (dumps(action.to_server),) if action.to_server is not None else ()
         if action.to_client is not None:
-            return Step((dumps(action.to_client),), to_server), False
+            return Step((dumps(action.to_client),), to_server, notices=notices), False
         if action.did == "declined":
-            return Step((), to_server), False
+            return Step((), to_server, notices=notices), False
         if line is None:
-            return Step((dumps(data),), to_server), not readdressed
+            return Step((dumps(data),), to_server), False
         return Step((line,), to_server), True
+
+    def _tell(self, blocked: tuple[BlockNotice, ...]) -> tuple[bytes, ...]:
+        """One stderr line per blocked URL, and one ``notifications/message`` for the client."""
+        if not blocked:
+            return ()
+        server = self.judge.server.name or self.judge.server_label
+        for notice in blocked:
+            self.diagnostic(f"blocked a URL request from {server}: {notice.site}: {notice.reason}")
+        if not self.notify_client or LOG_LEVELS.index(self._client_level) > _WARNING:
+            return ()  # the client asked for fewer messages than warnings (logging/setLevel)
+        first = blocked[0]
+        more = f" (and {len(blocked) - 1} more)" if len(blocked) > 1 else ""
+        text = f"urlvet blocked a URL request from {server}: {first.site}: {first.reason}{more}"
+        notification = {
+            "jsonrpc": "2.0",
+            "method": "notifications/message",
+            "params": {
+                "level": "warning",
+                "logger": "urlvet",
+                "data": {
+                    "message": text,
+                    "server": server,
+                    "blocked": [
+                        {"site": b.site, "reason": b.reason, "codes": list(b.codes)}
+                        for b in blocked
+                    ],
+                },
+            },
+        }
+        return (dumps(notification),)
+
+
+SALVAGE_WINDOW = 4096
+"""How much of an unreadable message is searched for its id, so that the side waiting for it
+can be answered."""
+# The top-level members before the first nested value: "jsonrpc", then "id" and perhaps
+# "method", as every SDK writes them. Anything else is left unanswered.
+_HEAD = re.compile(
+    rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?'
+    rb'(?:"method"\s*:\s*(?P<method>"[^"\\]*")\s*,\s*)?'
+    rb'"id"\s*:\s*(?P<id>-?[0-9]+(?:\.0+)?|"[^"\\]*")'
+    rb'(?:\s*,\s*"method"\s*:\s*(?P<method_after>"[^"\\]*"))?'
+)
+
+
+def _json_id(value: Any) -> JsonId | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str | int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _judged_bytes(line: bytes, read: JsonText) -> bytes:
+    """The bytes of what was judged: ``line`` itself when it was read as it is, else the text
+    that was read (invalid UTF-8 as U+FFFD, no byte-order mark) in UTF-8. Numbers, key order
+    and escapes stay as the server wrote them."""
+    return line if read.exact else read.text.encode("utf-8")
+
+
+def _item_texts(text: str, count: int) -> list[str] | None:
+    """The text of each item of the JSON array ``text``, or None when it cannot be cut."""
+    # Only the spans are wanted: numbers are not made (a 5,000-digit one would not be).
+    decoder = json.JSONDecoder(strict=False, parse_int=len, parse_float=len)
+    spans: list[str] = []
+    pos = _skip(text, 0)
+    if text[pos : pos + 1] != "[":
+        return None
+    pos = _skip(text, pos + 1)
+    try:
+        while len(spans) < count:
+            _, end = decoder.raw_decode(text, pos)
+            spans.append(text[pos:end])
+            pos = _skip(text, end)
+            pos = _skip(text, pos + 1) if text[pos : pos + 1] == "," else pos
+    except (ValueError, RecursionError):
+        return None
+    return spans
+
+
+def _skip(text: str, pos: int) -> int:
+    while text[pos : pos + 1] in (" ", "\t", "\n", "\r") and pos < len(text):
+        pos += 1
+    return pos
 
 
 __all__ = [
+    "LOG_LEVELS",
     "MAX_MESSAGE",
     "VET_LIMIT",
     "Action",

@@ -11,10 +11,13 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from urlvet.errors import UrlvetError
 from urlvet.findings import Decision
-from urlvet.mcp.answers import ProxyAction, proxy_action
+from urlvet.mcp.answers import ProxyAction, main_finding, proxy_action
 from urlvet.mcp.proxy.interaction import InteractionLint
 from urlvet.mcp.wire import HookError, JsonId, ParsedMessage, parse_message, url_requests
+from urlvet.text import one_line
+from urlvet.url import parse as parse_url
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -39,6 +42,19 @@ class LogEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class BlockNotice:
+    """One blocked URL request, as the operator and the client are told of it."""
+
+    site: str
+    """The URL's registrable domain (or its host), never the whole URL: the notice must not
+    become a link to the page it warns about."""
+    reason: str
+    """Why: the main finding and its code, or why the message could not be read."""
+    codes: tuple[str, ...] = ()
+    """The rule codes of the verdict."""
+
+
+@dataclass(frozen=True, slots=True)
 class Judgement:
     """What to do with one server message, and what to log about it."""
 
@@ -47,6 +63,41 @@ class Judgement:
     entries: tuple[LogEntry, ...] = ()
     notes: tuple[str, ...] = ()
     """Lines for the operator's stderr (interaction lint: what was declined and why)."""
+    blocked: tuple[BlockNotice, ...] = ()
+    """What was blocked, one notice per URL (one for a message that could not be read)."""
+
+
+def _notices(
+    parsed: ParsedMessage, verdicts: Sequence[Verdict], action: ProxyAction, data: Any
+) -> tuple[BlockNotice, ...]:
+    if action.did != "declined":
+        return ()
+    if parsed.shape == "malformed":
+        found = url_requests(data).requests if isinstance(data, dict) else []
+        sites = sorted({_site_of(f.url) for f in found}) or ["no URL read"]
+        reason = parsed.error.message if parsed.error is not None else "malformed"
+        return (BlockNotice(", ".join(sites), f"the message could not be read: {reason}"),)
+    out = []
+    for verdict in verdicts:
+        if verdict.decision is not Decision.BLOCK:
+            continue
+        finding = main_finding(verdict)
+        reason = f"{finding.message} ({finding.code})" if finding is not None else "blocked"
+        site = verdict.registrable_domain or verdict.host or "no host"
+        out.append(BlockNotice(one_line(site, SITE_LIMIT), reason, verdict.codes))
+    return tuple(out)
+
+
+SITE_LIMIT = 80
+"""Characters of a site named in a notice."""
+
+
+def _site_of(url: str) -> str:
+    try:
+        parsed = parse_url(url)
+    except UrlvetError:
+        return "an unreadable URL"
+    return one_line(parsed.registrable_domain or parsed.host or "no host", SITE_LIMIT)
 
 
 def _entries(
@@ -135,12 +186,24 @@ class Judge:
         forms = self.lint.forms(data, parsed, verdicts, original_request, retry_id)
         if forms is not None:
             entries = _entries(parsed, verdicts, forms.action, data) + forms.entries
-            return Judgement(forms.action, parsed, entries, notes + forms.notes)
+            return Judgement(
+                forms.action,
+                parsed,
+                entries,
+                notes + forms.notes,
+                _notices(parsed, verdicts, forms.action, data),
+            )
         # --
         action = proxy_action(
             data, parsed, verdicts, original_request=original_request, retry_id=retry_id
         )
-        return Judgement(action, parsed, _entries(parsed, verdicts, action, data), notes)
+        return Judgement(
+            action,
+            parsed,
+            _entries(parsed, verdicts, action, data),
+            notes,
+            _notices(parsed, verdicts, action, data),
+        )
 
 
 def _canonical(data: dict[str, Any]) -> dict[str, Any]:
@@ -169,4 +232,4 @@ def _as_too_long(parsed: ParsedMessage, limit: int) -> ParsedMessage:
     )
 
 
-__all__ = ["Judge", "Judgement", "LogEntry"]
+__all__ = ["BlockNotice", "Judge", "Judgement", "LogEntry"]

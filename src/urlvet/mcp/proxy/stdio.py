@@ -257,13 +257,13 @@ class StdioProxy:
             if item is None:
                 break
             step = item if isinstance(item, Step) else await item
-            for message in step.to_client:
+            for message in (*step.notices, *step.to_client):
                 out.write(message if message.endswith(b"\n") else message + b"\n")
             to_server = [*step.to_server, *([step.retry] if step.retry is not None else [])]
             for message in to_server:
                 with contextlib.suppress(Exception):
                     child.stdin.write(message + b"\n")
-            if step.to_client:
+            if step.to_client or step.notices:
                 try:
                     await out.drain()
                 except (BrokenPipeError, ConnectionResetError):
