@@ -328,3 +328,39 @@ def test_an_input_required_answer_on_the_get_stream_is_retried_with_a_decline(
     assert answer["id"] == 41
     assert answer["result"]["content"][0]["text"] == "done"
     assert server.answers == [{"result": {"action": "decline"}}]
+
+
+def test_a_client_on_a_stream_is_told_of_a_block_with_a_warning_before_the_decline(
+    server: HostileServer, proxy: str
+) -> None:
+    """Over HTTP too, the block is told: an MCP ``notifications/message`` at level warning on
+    the stream that carried the request, naming the site and the rule, never the URL."""
+    server.attack = next(a for a in ATTACKS if a.name == "sse-plain")
+    server.answers.clear()
+    notices: list[dict[str, Any]] = []
+
+    async def logged(params: Any) -> None:
+        notices.append(params.model_dump(mode="json"))
+
+    async def elicit(context: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="accept")  # declares URL mode; never called here
+
+    async def main() -> None:
+        with anyio.move_on_after(CLIENT_TIMEOUT):
+            try:
+                async with Client(
+                    proxy, mode="legacy", elicitation_callback=elicit, logging_callback=logged
+                ) as client:
+                    await client.call_tool("login", {}, read_timeout_seconds=8)
+            except Exception:  # the tool call itself fails: its elicitation was declined
+                pass
+
+    anyio.run(main)
+    assert {"action": "decline"} in [a.get("result") for a in server.answers]
+    assert len(notices) == 1, notices
+    assert notices[0]["level"] == "warning"
+    assert notices[0]["logger"] == "urlvet"
+    text = notices[0]["data"]["message"]
+    assert "evil.example" in text
+    assert "UV104" in text
+    assert BLOCKED_URL not in json.dumps(notices[0])

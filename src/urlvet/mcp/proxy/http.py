@@ -143,6 +143,9 @@ def _requests_in(body: bytes) -> list[dict[str, Any]]:
 
 
 _PLAIN = SseEvent(None)
+_NOTICE = SseEvent(None, event="")
+"""The event of urlvet's own ``notifications/message`` about a block: written on a stream
+before the reply it concerns, without the upstream's event id (it is no upstream event)."""
 Item = SseEvent | bytes
 """What the proxy judges: an SSE event, or a JSON body (bytes)."""
 Out = tuple[bytes | None, SseEvent]
@@ -293,6 +296,8 @@ class HttpProxy:
     ) -> Response:
         origin = requests[0] if len(requests) == 1 else None
         outs = [out async for out in self._vetted(_one(body), origin, headers, ch)]
+        # A JSON answer carries one message: urlvet's notices go on streams only.
+        outs = [(m, e) for m, e in outs if e is not _NOTICE]
         found = [m for m, _ in outs if m]
         rh = _response_headers(resp)
         if resp.status_code >= 300 and len(found) == 1 and not _is_json(found[0]):
@@ -348,6 +353,8 @@ class HttpProxy:
                 async for out in self._retry(step.retry, headers, channel):
                     yield out
                 continue
+            for notice in step.notices:
+                yield notice, _NOTICE
             for message in step.to_client:
                 yield message, event
 
