@@ -45,7 +45,9 @@ from urlvet.mcp.spans import array_items, skip_whitespace
 GRACE = 2.0
 """Seconds the child gets after its stdin closes, and again after SIGTERM."""
 FLUSH = 2.0
-"""Seconds the proxy goes on relaying the child's output once the child has exited."""
+"""Once the child has exited and the client is leaving (its input ended, or the proxy was
+signalled), how long the proxy waits for a client that takes none of the child's last output
+before it ends without it. A client that has not left is waited for."""
 PIPELINE = 1024
 """How many messages from the server may be between reading and the client at once."""
 PIPELINE_BYTES = 8 << 20
@@ -251,6 +253,14 @@ class LineReader:
 class Sink(Protocol):
     """Where messages are written: False once the reader is gone."""
 
+    moved: float
+    """When the reader last took something (the event loop's clock)."""
+
+    @property
+    def waiting(self) -> bool:
+        """True while a write waits for the reader to take what was written."""
+        ...
+
     async def write(self, data: bytes) -> bool:
         """Write all of ``data``; False when the other end is closed."""
         ...
@@ -261,6 +271,7 @@ class PipeSink(asyncio.BaseProtocol):
 
     def __init__(self) -> None:
         self.gone = False
+        self.moved = 0.0
         self._paused = False
         self._waiter: asyncio.Future[None] | None = None
         self._transport: asyncio.WriteTransport | None = None
@@ -270,11 +281,17 @@ class PipeSink(asyncio.BaseProtocol):
         self._transport = transport
         transport.set_write_buffer_limits(high=CHUNK)
 
+    @property
+    def waiting(self) -> bool:
+        """True while a write waits for the reader to take what was written."""
+        return self._paused and not self.gone
+
     def pause_writing(self) -> None:
         self._paused = True
 
     def resume_writing(self) -> None:
         self._paused = False
+        self.moved = asyncio.get_running_loop().time()
         _wake(self._waiter)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -289,6 +306,7 @@ class PipeSink(asyncio.BaseProtocol):
             if self.gone or transport is None or transport.is_closing():
                 return False
             transport.write(view[start : start + CHUNK])
+            self.moved = asyncio.get_running_loop().time()
             while self._paused and not self.gone:
                 self._waiter = asyncio.get_running_loop().create_future()
                 try:
@@ -308,6 +326,9 @@ class FileSink:
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
+        self.moved = 0.0
+        self.waiting = False
+        """Never: a write here blocks until it is done."""
 
     async def write(self, data: bytes) -> bool:
         """Write all of ``data``; False when the reader is gone."""
@@ -317,6 +338,7 @@ class FileSink:
                 view = view[os.write(self.fd, view) :]
         except OSError:
             return False
+        self.moved = asyncio.get_running_loop().time()
         return True
 
 
@@ -429,6 +451,7 @@ class StdioProxy:
         self._server_lock = asyncio.Lock()
         self._stopping: asyncio.Task[None] | None = None
         self._client_gone = False
+        self._leaving = False
 
     def _start(self) -> subprocess.Popen[bytes]:
         try:
@@ -471,7 +494,7 @@ class StdioProxy:
         )
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, self.stop)
+                loop.add_signal_handler(sig, self._signalled)
         pipeline = Pipeline()
         tasks = [
             asyncio.create_task(self._client_to_server(LineReader(client_in))),
@@ -491,7 +514,7 @@ class StdioProxy:
             # What the child wrote before it exited is relayed; a process it started in a
             # session of its own may hold its stdout open for ever, so do not wait for EOF.
             server_out.finish()
-            await asyncio.wait({writer}, timeout=self.flush)
+            await self._flushed(writer, client_out)
         finally:
             for task in (*tasks, writer):
                 task.cancel()
@@ -506,6 +529,20 @@ class StdioProxy:
             server_out.close()
             server_in.close()
         return exit_status(status)
+
+    async def _flushed(self, writer: asyncio.Task[None], out: Sink) -> None:
+        """Wait for the writer to relay the exited child's last output; a leaving client
+        that takes nothing for :attr:`flush` seconds is not waited for."""
+        loop = asyncio.get_running_loop()
+        out.moved = loop.time()
+        while not writer.done():
+            await asyncio.wait({writer}, timeout=self.flush / 4)
+            if self._leaving and out.waiting and loop.time() - out.moved > self.flush:
+                return
+
+    def _signalled(self) -> None:
+        self._leaving = True
+        self.stop()
 
     def stop(self) -> None:
         """Ask the child to stop: close its stdin, then SIGTERM, then SIGKILL (the group)."""
@@ -539,8 +576,10 @@ class StdioProxy:
                 continue
             self.relay.from_client(line)
             if not await self._to_server(line):
-                break  # the child no longer reads: its exit ends the proxy
-        # The client's input ended (or the child's did): the MCP stdio shutdown begins.
+                self.stop()  # the child no longer reads: its exit ends the proxy
+                return
+        # The client's input ended: the MCP stdio shutdown begins.
+        self._leaving = True
         self.stop()
 
     def _judged(self, line: bytes) -> Judged:
@@ -594,21 +633,28 @@ class StdioProxy:
         while (entry := await pipeline.get()) is not None:
             item, size = entry
             step = item if isinstance(item, Step) else await item
-            for message in step.to_client:
-                written = await out.write(message)
-                if written and not message.endswith(b"\n"):
-                    written = await out.write(b"\n")
-                if not written:
-                    self._client_left()
-                    return
-            for message in (*step.to_server, *([step.retry] if step.retry is not None else [])):
-                await self._to_server(message + b"\n")
+            if not self._client_gone:
+                await self._carry_out(step, out)
+            # Once the client is gone the server's output is read and dropped, so that a
+            # server blocked on its stdout sees its stdin end and exits on its own.
             pipeline.done(size)
+
+    async def _carry_out(self, step: Step, out: Sink) -> None:
+        for message in step.to_client:
+            written = await out.write(message)
+            if written and not message.endswith(b"\n"):
+                written = await out.write(b"\n")
+            if not written:
+                self._client_left()
+                return
+        for message in (*step.to_server, *([step.retry] if step.retry is not None else [])):
+            await self._to_server(message + b"\n")
 
     def _client_left(self) -> None:
         """The client no longer reads: say so once, and stop the child."""
         if not self._client_gone:
             self._client_gone = True
+            self._leaving = True
             self.relay.diagnostic("the client closed its end of the pipe: stopping the server")
         self.stop()
 
