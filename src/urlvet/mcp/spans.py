@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 Span = tuple[int, int]
 """A value's ``(start, end)`` byte offsets in the text it was found in."""
@@ -148,10 +148,17 @@ def object_members(data: bytes) -> dict[str, Span]:
     may be cut off or break after some members: those read to their end are returned, the
     rest are not. Not an object: an empty dict.
     """
+    return scan_object(data)[0]
+
+
+def scan_object(data: bytes) -> tuple[dict[str, Span], tuple[str, int] | None]:
+    """:func:`object_members`, and the member the text ends in (its name and where its value
+    starts) when the text is cut off inside a member's value."""
     start = skip_whitespace(data, 0)
     members: dict[str, Span] = {}
+    cut: list[tuple[str, int]] = []
     if start >= len(data) or data[start] != ord("{"):
-        return members
+        return members, None
 
     def member(pos: int) -> tuple[int, Span] | None:
         if pos >= len(data) or data[pos] != ord('"'):
@@ -162,20 +169,36 @@ def object_members(data: bytes) -> dict[str, Span]:
         colon = skip_whitespace(data, name_end)
         if colon >= len(data) or data[colon] != ord(":"):
             return None
-        value_start = skip_whitespace(data, colon + 1)
-        end = value_end(data, value_start)
-        if end is None:
-            return None
         try:
             name = json.loads(data[pos:name_end])
         except ValueError:
+            return None
+        value_start = skip_whitespace(data, colon + 1)
+        end = value_end(data, value_start)
+        if end is None:
+            cut.append((name, value_start))
             return None
         members.pop(name, None)  # the last of repeated names is the one read
         members[name] = (value_start, end)
         return end, (value_start, end)
 
     _sequence(data, start, ord("}"), member)
-    return members
+    return members, (cut[0] if cut else None)
+
+
+def member_text(data: bytes, path: Sequence[str]) -> bytes | None:
+    """The text of the value at ``path`` (member names, outermost first) in the JSON object
+    ``data``, or None. Where ``data`` is cut off inside that value, its start is returned."""
+    for name in path:
+        members, cut = scan_object(data)
+        if name in members:
+            start, end = members[name]
+            data = data[start:end]
+        elif cut is not None and cut[0] == name:
+            data = data[cut[1] :]
+        else:
+            return None
+    return data
 
 
 def id_text(data: bytes, span: Span) -> str | None:
@@ -207,7 +230,9 @@ __all__ = [
     "Span",
     "array_items",
     "id_text",
+    "member_text",
     "object_members",
+    "scan_object",
     "skip_whitespace",
     "string_end",
     "value_end",
