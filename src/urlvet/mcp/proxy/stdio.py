@@ -25,6 +25,7 @@ process the child started elsewhere (in a session of its own) still holds the ch
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import fcntl
 import os
@@ -188,7 +189,7 @@ class ThreadSource:
                 chunk = b""
             try:
                 asyncio.run_coroutine_threadsafe(self._queue.put(chunk), loop).result()
-            except (RuntimeError, asyncio.CancelledError):
+            except (RuntimeError, asyncio.CancelledError, concurrent.futures.CancelledError):
                 return  # the loop is gone: nobody reads any more
             if not chunk:
                 return
