@@ -54,6 +54,8 @@ PIPELINE = 1024
 PIPELINE_BYTES = 8 << 20
 """How many bytes of the server's messages may be between reading and the client at once
 (the proxy reads on while fewer are; one message may take it past this)."""
+FLUSH_POLL = 0.005
+"""Seconds between looks at what the client has still to take, once the server is done."""
 CHUNK = 1 << 16
 """Bytes read from, or written to, a pipe at a time."""
 BUFFER = 4 * CHUNK
@@ -266,6 +268,10 @@ class Sink(Protocol):
         """Write all of ``data``; False when the other end is closed."""
         ...
 
+    async def flush(self) -> None:
+        """Wait until the reader has taken everything written (or is gone)."""
+        ...
+
 
 class PipeSink(asyncio.BaseProtocol):
     """The write side of a pipe or socket: at most :data:`CHUNK` bytes wait in the proxy."""
@@ -284,8 +290,9 @@ class PipeSink(asyncio.BaseProtocol):
 
     @property
     def waiting(self) -> bool:
-        """True while a write waits for the reader to take what was written."""
-        return self._paused and not self.gone
+        """True while what was written waits for the reader to take it."""
+        transport = self._transport
+        return not self.gone and transport is not None and transport.get_write_buffer_size() > 0
 
     def pause_writing(self) -> None:
         self._paused = True
@@ -316,6 +323,19 @@ class PipeSink(asyncio.BaseProtocol):
                     self._waiter = None
         return not self.gone
 
+    async def flush(self) -> None:
+        """Wait until the reader has taken everything written (or is gone)."""
+        transport = self._transport
+        if transport is None:
+            return
+        left = transport.get_write_buffer_size()
+        while left and not self.gone and not transport.is_closing():
+            await asyncio.sleep(FLUSH_POLL)
+            now = transport.get_write_buffer_size()
+            if now < left:
+                self.moved = asyncio.get_running_loop().time()
+            left = now
+
     def close(self) -> None:
         """Close the pipe once what waits in it is written."""
         if self._transport is not None:
@@ -341,6 +361,9 @@ class FileSink:
             return False
         self.moved = asyncio.get_running_loop().time()
         return True
+
+    async def flush(self) -> None:
+        """Nothing waits: a write here is done when it returns."""
 
 
 def _pollable(fd: int) -> bool:
@@ -639,6 +662,8 @@ class StdioProxy:
             # Once the client is gone the server's output is read and dropped, so that a
             # server blocked on its stdout sees its stdin end and exits on its own.
             pipeline.done(size)
+        if not self._client_gone:
+            await out.flush()  # the proxy may end next: nothing may be left in its buffer
 
     async def _carry_out(self, step: Step, out: Sink) -> None:
         for message in step.to_client:
