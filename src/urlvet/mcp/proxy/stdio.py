@@ -208,7 +208,9 @@ class ThreadSource:
 class LineReader:
     """Lines from a :class:`ByteSource`, each at most ``limit`` bytes; longer ones are skipped.
 
-    It holds at most one line and one chunk, however long the line.
+    It holds at most one line and one chunk, however long the line. A long line grows in
+    one buffer, which the C library grows in place (``mremap``) and gives back whole once
+    the line is taken; pieces kept apart would stay in the heap after they are joined.
     """
 
     def __init__(self, source: ByteSource, limit: int = MAX_MESSAGE) -> None:
@@ -650,6 +652,7 @@ class StdioProxy:
                     )
                     continue
                 pipeline.put(self._judged(line), len(line))
+                del line  # held only by the pipeline, which lets it go once it is written
         finally:
             pipeline.close()
 
@@ -657,10 +660,13 @@ class StdioProxy:
         while (entry := await pipeline.get()) is not None:
             item, size = entry
             step = item if isinstance(item, Step) else await item
+            # Nothing here may hold the message while the next one is read.
+            del entry, item
             if not self._client_gone:
                 await self._carry_out(step, out)
             # Once the client is gone the server's output is read and dropped, so that a
             # server blocked on its stdout sees its stdin end and exits on its own.
+            del step
             pipeline.done(size)
         if not self._client_gone:
             await out.flush()  # the proxy may end next: nothing may be left in its buffer
