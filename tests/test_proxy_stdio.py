@@ -505,21 +505,32 @@ MEMORY_BOUND_MB = 256
 """The most the proxy may hold, whatever the server or the client sends (VmHWM)."""
 
 # A server that writes messages as fast as its stdout takes them: sizes cycle through the
-# list (48 MiB down to 2 KiB), every one a valid notification numbered in order.
-FLOOD_SERVER = r"""
+# list (48 MiB down to 2 KiB), every one valid JSON-RPC and numbered in order; every third is
+# an error response, which urlvet decodes and judges in full.
+FLOOD_LINE = r"""
+def flood_line(seq, sizes):
+    size = sizes[seq % len(sizes)]
+    if seq % 3 == 0:
+        head = b'{"jsonrpc":"2.0","id":%d,"error":{"code":-32000,"message":"' % seq
+    else:
+        head = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"seq":%d,"t":"' % seq
+    return head + b"x" * size + b'"}}\n'
+"""
+FLOOD_SERVER = (
+    FLOOD_LINE
+    + r"""
 import sys
 sizes, total = [int(x) for x in sys.argv[1].split(",")], int(sys.argv[2])
 out, sent, seq = sys.stdout.buffer, 0, 0
 while sent < total:
-    size = sizes[seq % len(sizes)]
-    head = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"seq":%d,"text":"' % seq
-    line = head + b"x" * size + b'"}}\n'
+    line = flood_line(seq, sizes)
     out.write(line)
     out.flush()
     sent += len(line)
     seq += 1
 print(f"sent={seq},{sent}", file=sys.stderr, flush=True)
 """
+)
 FLOOD_SIZES = (48 << 20, 1 << 20, 16 << 20, 2048, 4 << 20, 64 << 10)
 FLOOD_TOTAL = 1 << 30
 
@@ -554,31 +565,57 @@ def _raw_proxy(
     )
 
 
+class _HighWater:
+    """A process's VmHWM, read every 10 ms until it exits (the last reading is kept)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.mb = 0.0
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while True:
+            try:
+                self.mb = _rss_mb(self.pid, "VmHWM")
+            except (OSError, AssertionError):
+                return  # exited
+            time.sleep(0.01)
+
+    def final(self) -> float:
+        self._thread.join(TIMEOUT)
+        return self.mb
+
+
 def test_a_server_flooding_a_client_that_does_not_read_keeps_the_proxy_under_256_mb() -> None:
+    namespace: dict[str, Any] = {}
+    exec(FLOOD_LINE, namespace)
+    flood_line = namespace["flood_line"]
     sizes = ",".join(str(s) for s in FLOOD_SIZES)
-    server = [sys.executable, "-c", FLOOD_SERVER, sizes, str(FLOOD_TOTAL)]
-    proc = _raw_proxy(server)
+    proc = _raw_proxy([sys.executable, "-c", FLOOD_SERVER, sizes, str(FLOOD_TOTAL)])
     assert proc.stdout is not None
+    assert proc.stderr is not None
+    high = _HighWater(proc.pid)
     try:
         # The client reads nothing for a while: the proxy stops reading, the server blocks.
         paused_peak = _sample_rss(proc.pid, 4.0)
         paused_hwm = _rss_mb(proc.pid, "VmHWM")
         assert paused_hwm <= MEMORY_BOUND_MB, f"VmHWM {paused_hwm:.0f} MB while paused"
-        # Then it reads everything: every message arrives whole and in order.
+        # Then it reads everything: every message arrives whole, unchanged and in order.
         seq = total = 0
         for line in proc.stdout:
-            head = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"seq":%d,' % seq
-            assert line.startswith(head), line[:100]
-            size = FLOOD_SIZES[seq % len(FLOOD_SIZES)]
-            assert len(line) == len(head) + len(b'"text":"') + size + len(b'"}}\n')
+            assert line == flood_line(seq, FLOOD_SIZES), (seq, line[:100], len(line))
             seq += 1
             total += len(line)
         assert proc.wait(timeout=TIMEOUT) == 0
         assert total >= FLOOD_TOTAL
-        assert proc.stderr is not None
         assert f"sent={seq},{total}".encode() in proc.stderr.read()
-        hwm = _rss_mb(proc.pid, "VmHWM") if proc.poll() is None else paused_hwm
-        print(f"flood to a paused client: peak RSS {paused_peak:.0f} MB, VmHWM {hwm:.0f} MB")
+        hwm = high.final()
+        assert hwm <= MEMORY_BOUND_MB, f"VmHWM {hwm:.0f} MB by the end"
+        print(
+            f"flood to a paused client: peak RSS {paused_peak:.0f} MB and VmHWM "
+            f"{paused_hwm:.0f} MB while paused, VmHWM {hwm:.0f} MB by the end"
+        )
     finally:
         if proc.poll() is None:
             proc.kill()
