@@ -8,11 +8,13 @@ cannot. The client is this test, talking JSON lines to the real proxy command's 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -22,10 +24,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from support.mcp_specs import DRAFT_TEXT, code_blocks
 from support.proxy_harness import JSONRPC_SERVER, env, proxy_command
 from urlvet.mcp.answers import URL_BLOCKED
+from urlvet.mcp.proxy.stdio import OVERSIZED, LineReader
 
 BLOCKED = "https://google.com@evil.example/"
 WARNED = "https://93.184.216.34/"  # a public IP literal: UV205, a warning
@@ -832,3 +837,56 @@ def test_a_batch_with_a_blocked_item_keeps_the_other_items_byte_for_byte(
     ]
     allowed = f"[{others[0]} , {_elicit(32, ALLOWED)}]"
     assert proxied.script(allowed) == [allowed.encode() + b"\n"]
+
+
+def test_sigterm_ends_the_proxy_while_its_client_reads_nothing() -> None:
+    sizes = ",".join(str(s) for s in FLOOD_SIZES)
+    proc = _raw_proxy([sys.executable, "-c", FLOOD_SERVER, sizes, str(FLOOD_TOTAL)])
+    assert proc.stderr is not None
+    time.sleep(2)  # the proxy has stopped reading; the server is blocked on its stdout
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    # The server ignores its stdin's end (it never reads it): SIGTERM after the grace period.
+    assert proc.wait(timeout=TIMEOUT) == 128 + signal.SIGTERM
+    assert time.monotonic() - started < 10
+    assert b"Traceback" not in proc.stderr.read()
+
+
+class _Chunks:
+    """A byte source that hands out the chunks it was given, as a pipe might cut them."""
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+
+    async def read(self) -> bytes:
+        return self.chunks.pop(0) if self.chunks else b""
+
+
+@given(
+    st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\n", b"")), max_size=10),
+    st.booleans(),
+    st.lists(st.integers(1, 40), min_size=1, max_size=8),
+    st.integers(5, 25),
+)
+def test_the_line_reader_gives_each_line_whatever_the_chunks(
+    lines: list[bytes], last_newline: bool, cuts: list[int], limit: int
+) -> None:
+    data = b"\n".join(lines) + (b"\n" if last_newline and lines else b"")
+    chunks, pos, n = [], 0, 0
+    while pos < len(data):
+        step = cuts[n % len(cuts)]
+        chunks.append(data[pos : pos + step])
+        pos, n = pos + step, n + 1
+    expected = [
+        line if len(line.rstrip(b"\n")) <= limit else OVERSIZED
+        for line in re.findall(rb"[^\n]*\n|[^\n]+\Z", data)
+    ]
+    reader = LineReader(_Chunks(chunks), limit)
+
+    async def read_all() -> list[bytes | object]:
+        out: list[bytes | object] = []
+        while (line := await reader.next()) is not None:
+            out.append(line)
+        return out
+
+    assert asyncio.run(read_all()) == expected

@@ -220,10 +220,17 @@ class LineReader:
         self._searched = 0
 
     async def next(self) -> bytes | _Oversized | None:
-        """The next line with its newline (the last may lack one), OVERSIZED, or None at EOF."""
+        """The next line with its newline (the last may lack one), OVERSIZED, or None at EOF.
+
+        A line is over-long when it holds more than ``limit`` bytes besides its newline.
+        """
         buf = self._buf
         while True:
             end = buf.find(b"\n", self._searched) + 1
+            if end > self.limit + 1:
+                del buf[:end]
+                self._searched = 0
+                return OVERSIZED
             if end:
                 return self._take(end)
             if len(buf) > self.limit:
@@ -232,7 +239,7 @@ class LineReader:
             chunk = await self.source.read()
             if not chunk:
                 return self._take(len(buf)) if buf else None
-            if not buf and chunk.endswith(b"\n") and chunk.find(b"\n") == len(chunk) - 1:
+            if not buf and len(chunk) <= self.limit + 1 and chunk.find(b"\n") == len(chunk) - 1:
                 return chunk  # one whole line, the usual case: no copy
             buf += chunk
 
