@@ -4,7 +4,9 @@ Two consumers:
 
 - ``urlvet hook`` (a co-process the client asks): :func:`answer`, :func:`aanswer`,
   :func:`answer_line` and :func:`hook_lines` vet a message and return a :class:`HookAnswer`
-  holding the responses the client can send;
+  holding the responses the client can send; a line that cannot be decoded is declined by
+  what can be read of its start (:func:`unreadable_answer`, :func:`lenient_claim`), and
+  :func:`hook_json` writes an answer with the id as the server wrote it;
 - ``urlvet proxy`` (between client and server): pure builders that turn a parsed
   server-to-client message (:func:`urlvet.mcp.wire.parse_message`, strict) and the verdicts on
   its URLs, in ``parsed.requests`` order, into the bytes to send. :func:`proxy_action` picks the
