@@ -8,10 +8,13 @@ cannot. The client is this test, talking JSON lines to the real proxy command's 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import copy
 import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -21,10 +24,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from support.mcp_specs import DRAFT_TEXT, code_blocks
 from support.proxy_harness import JSONRPC_SERVER, env, proxy_command
 from urlvet.mcp.answers import URL_BLOCKED
+from urlvet.mcp.proxy.stdio import OVERSIZED, LineReader
 
 BLOCKED = "https://google.com@evil.example/"
 WARNED = "https://93.184.216.34/"  # a public IP literal: UV205, a warning
@@ -497,3 +503,391 @@ def test_url_requests_spelled_to_slip_past_are_still_vetted(proxied: Proxied) ->
     assert _replies_to(proxied.received(), 61) == [
         {"jsonrpc": "2.0", "id": 61, "result": {"action": "decline"}}
     ]
+
+
+# -- faults and resources: a server or client that floods, hangs up or leaves helpers ---------
+
+MEMORY_BOUND_MB = 256
+"""The most the proxy may hold, whatever the server or the client sends (VmHWM)."""
+
+# A server that writes messages as fast as its stdout takes them: sizes cycle through the
+# list (48 MiB down to 2 KiB), every one valid JSON-RPC and numbered in order; every third is
+# an error response, which urlvet decodes and judges in full.
+FLOOD_LINE = r"""
+def flood_line(seq, sizes):
+    size = sizes[seq % len(sizes)]
+    if seq % 3 == 0:
+        head = b'{"jsonrpc":"2.0","id":%d,"error":{"code":-32000,"message":"' % seq
+    else:
+        head = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"seq":%d,"t":"' % seq
+    return head + b"x" * size + b'"}}\n'
+"""
+FLOOD_SERVER = (
+    FLOOD_LINE
+    + r"""
+import sys
+sizes, total = [int(x) for x in sys.argv[1].split(",")], int(sys.argv[2])
+out, sent, seq = sys.stdout.buffer, 0, 0
+while sent < total:
+    line = flood_line(seq, sizes)
+    out.write(line)
+    out.flush()
+    sent += len(line)
+    seq += 1
+print(f"sent={seq},{sent}", file=sys.stderr, flush=True)
+"""
+)
+FLOOD_SIZES = (48 << 20, 1 << 20, 16 << 20, 2048, 4 << 20, 64 << 10)
+FLOOD_TOTAL = 1 << 30
+
+
+def _rss_mb(pid: int, field: str = "VmRSS") -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError(f"no {field} for {pid}")
+
+
+def _sample_rss(pid: int, seconds: float) -> float:
+    """The proxy's largest resident set over ``seconds``, sampled every 20 ms (MB)."""
+    peak = 0.0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        peak = max(peak, _rss_mb(pid))
+        time.sleep(0.02)
+    return peak
+
+
+def _raw_proxy(
+    server: list[str], stdin: Any = subprocess.PIPE, stderr: Any = subprocess.PIPE
+) -> subprocess.Popen[bytes]:
+    """The proxy with nothing reading its stdout: the test reads when it chooses."""
+    return subprocess.Popen(
+        proxy_command("--no-dns", command=server),
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        env=env(),
+    )
+
+
+class _HighWater:
+    """A process's VmHWM, read every 10 ms until it exits (the last reading is kept)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.mb = 0.0
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while True:
+            try:
+                self.mb = _rss_mb(self.pid, "VmHWM")
+            except (OSError, AssertionError):
+                return  # exited
+            time.sleep(0.01)
+
+    def final(self) -> float:
+        self._thread.join(TIMEOUT)
+        return self.mb
+
+
+def test_a_server_flooding_a_client_that_does_not_read_keeps_the_proxy_under_256_mb() -> None:
+    namespace: dict[str, Any] = {}
+    exec(FLOOD_LINE, namespace)
+    flood_line = namespace["flood_line"]
+    sizes = ",".join(str(s) for s in FLOOD_SIZES)
+    proc = _raw_proxy([sys.executable, "-c", FLOOD_SERVER, sizes, str(FLOOD_TOTAL)])
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    high = _HighWater(proc.pid)
+    try:
+        # The client reads nothing for a while: the proxy stops reading, the server blocks.
+        paused_peak = _sample_rss(proc.pid, 4.0)
+        paused_hwm = _rss_mb(proc.pid, "VmHWM")
+        assert paused_hwm <= MEMORY_BOUND_MB, f"VmHWM {paused_hwm:.0f} MB while paused"
+        # Then it reads everything: every message arrives whole, unchanged and in order.
+        seq = total = 0
+        for line in proc.stdout:
+            assert line == flood_line(seq, FLOOD_SIZES), (seq, line[:100], len(line))
+            seq += 1
+            total += len(line)
+        assert proc.wait(timeout=TIMEOUT) == 0
+        assert total >= FLOOD_TOTAL
+        assert f"sent={seq},{total}".encode() in proc.stderr.read()
+        hwm = high.final()
+        assert hwm <= MEMORY_BOUND_MB, f"VmHWM {hwm:.0f} MB by the end"
+        print(
+            f"flood to a paused client: peak RSS {paused_peak:.0f} MB and VmHWM "
+            f"{paused_hwm:.0f} MB while paused, VmHWM {hwm:.0f} MB by the end"
+        )
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+# A server that reads nothing for a while, then counts what it reads and says so.
+SLOW_READER_SERVER = r"""
+import json, sys, time
+time.sleep(float(sys.argv[1]))
+lines = size = 0
+for raw in sys.stdin.buffer:
+    json.loads(raw)
+    lines, size = lines + 1, size + len(raw)
+print(json.dumps({"jsonrpc": "2.0", "method": "test/count", "params": [lines, size]}), flush=True)
+"""
+
+
+def test_a_client_flooding_a_server_that_does_not_read_keeps_the_proxy_under_256_mb() -> None:
+    proc = _raw_proxy([sys.executable, "-c", SLOW_READER_SERVER, "5"])
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    blob = "y" * ((4 << 20) - 100)
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/x", "params": [n, blob]}).encode()
+        + b"\n"
+        for n in range(4)
+    ]
+    count = (1 << 30) // len(lines[0])
+
+    def flood() -> None:
+        assert proc.stdin is not None
+        for n in range(count):
+            proc.stdin.write(lines[n % 4])
+        proc.stdin.close()
+
+    writer = threading.Thread(target=flood, daemon=True)
+    try:
+        writer.start()
+        peak = _sample_rss(proc.pid, 4.0)  # the server reads nothing yet
+        hwm = _rss_mb(proc.pid, "VmHWM")
+        assert hwm <= MEMORY_BOUND_MB, f"VmHWM {hwm:.0f} MB while the server did not read"
+        counted = json.loads(proc.stdout.readline())
+        assert counted["params"] == [count, count * len(lines[0])]
+        writer.join(TIMEOUT)
+        assert proc.wait(timeout=TIMEOUT) == 0
+        print(f"flood to a server that does not read: peak RSS {peak:.0f} MB, VmHWM {hwm:.0f} MB")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_a_client_that_pauses_gets_all_the_exited_servers_output() -> None:
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/x", "params": [n, "z" * 100_000]})
+        for n in range(100)
+    ]
+    p = Proxied()
+    # Paused: the proxy reads the client's line but the client reads nothing for a while.
+    p.send({"jsonrpc": "2.0", "id": 1, "method": "test/send", "params": {"lines": lines}})
+    p.send({"jsonrpc": "2.0", "id": 2, "method": "test/exit", "params": {"code": 0}})
+    got = [p.recv() for _ in range(101)]
+    assert got[:100] == [line.encode() + b"\n" for line in lines]
+    assert p.proc.wait(timeout=TIMEOUT) == 0
+
+
+def test_stdin_at_end_of_file_ends_the_proxy_with_the_servers_status() -> None:
+    started = time.monotonic()
+    with open(os.devnull, "rb") as nothing:
+        proc = subprocess.run(
+            proxy_command("--no-dns", command=[sys.executable, str(JSONRPC_SERVER)]),
+            stdin=nothing,
+            capture_output=True,
+            env=env(),
+            timeout=TIMEOUT,
+            check=False,
+        )
+    assert proc.returncode == 0, proc.stderr  # the server ends when its stdin does
+    assert time.monotonic() - started < 10
+    assert proc.stdout == b""
+    assert b"Traceback" not in proc.stderr
+
+
+def test_stdin_at_end_of_file_with_a_stubborn_server_ends_with_sigkill() -> None:
+    with open(os.devnull, "rb") as nothing:
+        proc = subprocess.run(
+            proxy_command("--no-dns", command=[sys.executable, str(JSONRPC_SERVER), "--stubborn"]),
+            stdin=nothing,
+            capture_output=True,
+            env=env(),
+            timeout=TIMEOUT,
+            check=False,
+        )
+    assert proc.returncode == 128 + signal.SIGKILL
+    grandchild = int(proc.stderr.split(b"grandchild=")[1].split()[0])
+    time.sleep(0.2)
+    assert not _alive(grandchild)
+
+
+def test_a_file_on_stdin_is_relayed_then_the_proxy_ends(tmp_path: Path) -> None:
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(
+        "".join(
+            json.dumps({"jsonrpc": "2.0", "id": n, "method": "ping"}) + "\n" for n in range(200)
+        )
+    )
+    with requests.open("rb") as stdin:
+        proc = subprocess.run(
+            proxy_command("--no-dns", command=[sys.executable, str(JSONRPC_SERVER)]),
+            stdin=stdin,
+            capture_output=True,
+            env=env(),
+            timeout=TIMEOUT,
+            check=False,
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert [json.loads(line)["id"] for line in proc.stdout.splitlines()] == list(range(200))
+
+
+# A server that starts a helper in a session of its own, holding the server's stdout, then
+# answers requests until its stdin ends or it is asked to exit.
+SETSID_SERVER = r"""
+import json, os, subprocess, sys
+helper = subprocess.Popen(
+    [sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True
+)
+print(f"helper={helper.pid}", file=sys.stderr, flush=True)
+for raw in sys.stdin:
+    msg = json.loads(raw)
+    if msg.get("method") == "test/exit":
+        print(json.dumps({"jsonrpc": "2.0", "method": "notifications/bye"}), flush=True)
+        os._exit(msg["params"]["code"])
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {}}), flush=True)
+"""
+
+
+def _helper_pid(proc: subprocess.Popen[bytes]) -> int:
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    assert line.startswith(b"helper="), line
+    return int(line.split(b"=")[1])
+
+
+def _end(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def test_a_helper_in_its_own_session_does_not_keep_the_proxy_after_the_client_leaves() -> None:
+    proc = _raw_proxy([sys.executable, "-c", SETSID_SERVER])
+    helper = _helper_pid(proc)
+    try:
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        started = time.monotonic()
+        proc.stdin.close()  # the client leaves
+        assert proc.wait(timeout=TIMEOUT) == 0  # the server ended on its stdin's end
+        assert time.monotonic() - started < 10
+        assert _alive(helper)  # out of the server's group: not the proxy's to end
+    finally:
+        _end(helper)
+
+
+def test_a_helper_in_its_own_session_does_not_keep_the_proxy_after_the_server_exits() -> None:
+    proc = _raw_proxy([sys.executable, "-c", SETSID_SERVER])
+    helper = _helper_pid(proc)
+    try:
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"test/exit","params":{"code":4}}\n')
+        proc.stdin.flush()
+        started = time.monotonic()
+        assert proc.wait(timeout=TIMEOUT) == 4
+        assert time.monotonic() - started < 10
+        assert proc.stdout.read() == b'{"jsonrpc": "2.0", "method": "notifications/bye"}\n'
+    finally:
+        _end(helper)
+
+
+def test_a_client_hang_up_is_one_line_on_stderr_and_the_proxy_ends() -> None:
+    notification = '{"jsonrpc":"2.0","method":"notifications/message","params":{"n":1}}'
+    proc = _raw_proxy([sys.executable, str(JSONRPC_SERVER)])
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    request = {"jsonrpc": "2.0", "id": 1, "method": "test/send"}
+    request["params"] = {"lines": [notification] * 20_000}
+    proc.stdin.write(json.dumps(request).encode() + b"\n")
+    proc.stdin.flush()
+    assert proc.stdout.readline() == notification.encode() + b"\n"
+    proc.stdout.close()  # the client hangs up, its end of our stdin still open
+    assert proc.wait(timeout=TIMEOUT) == 0
+    stderr = proc.stderr.read().decode()
+    assert stderr.splitlines() == [
+        "urlvet proxy: the client closed its end of the pipe: stopping the server"
+    ]
+
+
+def test_a_batch_with_a_blocked_item_keeps_the_other_items_byte_for_byte(
+    proxied: Proxied,
+) -> None:
+    others = [
+        '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1.0E+2}}',
+        '{ "jsonrpc" : "2.0" , "method" : "notifications/message" , "params" : {"v": -0.0} }',
+    ]
+    batch = f"[{others[0]}, {_elicit(31, BLOCKED)} ,\t{others[1]}]"
+    assert proxied.script(batch) == [f"[{others[0]},{others[1]}]\n".encode()]
+    assert _replies_to(proxied.received(), 31) == [
+        {"jsonrpc": "2.0", "id": 31, "result": {"action": "decline"}}
+    ]
+    allowed = f"[{others[0]} , {_elicit(32, ALLOWED)}]"
+    assert proxied.script(allowed) == [allowed.encode() + b"\n"]
+
+
+def test_sigterm_ends_the_proxy_while_its_client_reads_nothing() -> None:
+    sizes = ",".join(str(s) for s in FLOOD_SIZES)
+    proc = _raw_proxy([sys.executable, "-c", FLOOD_SERVER, sizes, str(FLOOD_TOTAL)])
+    assert proc.stderr is not None
+    time.sleep(2)  # the proxy has stopped reading; the server is blocked on its stdout
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    # The server ignores its stdin's end (it never reads it): SIGTERM after the grace period.
+    assert proc.wait(timeout=TIMEOUT) == 128 + signal.SIGTERM
+    assert time.monotonic() - started < 10
+    assert b"Traceback" not in proc.stderr.read()
+
+
+class _Chunks:
+    """A byte source that hands out the chunks it was given, as a pipe might cut them."""
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+
+    async def read(self) -> bytes:
+        return self.chunks.pop(0) if self.chunks else b""
+
+
+@given(
+    st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\n", b"")), max_size=10),
+    st.booleans(),
+    st.lists(st.integers(1, 40), min_size=1, max_size=8),
+    st.integers(5, 25),
+)
+def test_the_line_reader_gives_each_line_whatever_the_chunks(
+    lines: list[bytes], last_newline: bool, cuts: list[int], limit: int
+) -> None:
+    data = b"\n".join(lines) + (b"\n" if last_newline and lines else b"")
+    chunks, pos, n = [], 0, 0
+    while pos < len(data):
+        step = cuts[n % len(cuts)]
+        chunks.append(data[pos : pos + step])
+        pos, n = pos + step, n + 1
+    expected = [
+        line if len(line.rstrip(b"\n")) <= limit else OVERSIZED
+        for line in re.findall(rb"[^\n]*\n|[^\n]+\Z", data)
+    ]
+    reader = LineReader(_Chunks(chunks), limit)
+
+    async def read_all() -> list[bytes | object]:
+        out: list[bytes | object] = []
+        while (line := await reader.next()) is not None:
+            out.append(line)
+        return out
+
+    assert asyncio.run(read_all()) == expected

@@ -4,7 +4,9 @@ Two consumers:
 
 - ``urlvet hook`` (a co-process the client asks): :func:`answer`, :func:`aanswer`,
   :func:`answer_line` and :func:`hook_lines` vet a message and return a :class:`HookAnswer`
-  holding the responses the client can send;
+  holding the responses the client can send; a line that cannot be decoded is declined by
+  what can be read of its start (:func:`unreadable_answer`, :func:`lenient_claim`), and
+  :func:`hook_json` writes an answer with the id as the server wrote it;
 - ``urlvet proxy`` (between client and server): pure builders that turn a parsed
   server-to-client message (:func:`urlvet.mcp.wire.parse_message`, strict) and the verdicts on
   its URLs, in ``parsed.requests`` order, into the bytes to send. :func:`proxy_action` picks the
@@ -31,8 +33,10 @@ revision (``tests/data/mcp/``; the draft's additions from its text).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -43,13 +47,14 @@ from urlvet.consent import ConsentSummary, json_dumps
 from urlvet.engine import Vetter, default_vetter
 from urlvet.findings import Decision, Finding, Verdict
 from urlvet.mcp.forms import VettedForm, with_forms
+from urlvet.mcp.lines import OverlongLine
+from urlvet.mcp.spans import Span, id_text, member_text, object_members, scan_object
 from urlvet.mcp.wire import (
     INTERACTION_DECLINED,
     INVALID_REQUEST,
     MAX_LINE,
     HookError,
     JsonId,
-    MalformedMessage,
     ParsedMessage,
     ProtocolEra,
     UrlRequest,
@@ -126,6 +131,13 @@ class HookAnswer(BaseModel):
     shape: WireShape = Field(description="The wire shape recognised.")
     protocol: ProtocolEra | None = Field(description="The protocol revision of that shape.")
     id: JsonId | None = Field(description="The JSON-RPC id of the message, when it has one.")
+    id_text: str | None = Field(
+        default=None,
+        description="The id exactly as the server wrote it (JSON text), where urlvet read it "
+        "from the raw line: set when the id is not a string or integer (1.0) or the message "
+        "could not be decoded. The response carries this id, and urlvet hook writes it there "
+        "as written.",
+    )
     decision: Decision | None = Field(
         description="The most serious decision over the message's URLs (allow when a URL "
         "shape carries none, block when malformed, None for other messages)."
@@ -634,24 +646,33 @@ async def aanswer(
 
 
 def answer_line(
-    line: str | bytes, vetter: Vetter | None = None, server: Server | str | None = None
+    line: str | bytes | OverlongLine,
+    vetter: Vetter | None = None,
+    server: Server | str | None = None,
 ) -> HookAnswer:
-    """:func:`answer` for one line of JSON text, as ``urlvet hook`` reads it. Never raises."""
+    """:func:`answer` for one line of JSON text, as ``urlvet hook`` reads it. Never raises.
+
+    A line longer than :data:`~urlvet.mcp.wire.MAX_LINE` (or an :class:`OverlongLine`) is not
+    read, and a line that is not JSON cannot be: both are declined by what can be read of
+    their start (:func:`unreadable_answer`). A request whose id the wire parser cannot
+    address (``1.0``) is declined with its id as written (``id_text``).
+    """
     try:
-        if len(line) > MAX_LINE:
-            raise MalformedMessage(
-                "too-long", f"the message is longer than {MAX_LINE:,} bytes; it was not read"
+        if isinstance(line, OverlongLine) or len(line) > MAX_LINE:
+            head, length = (
+                (line.head, line.length) if isinstance(line, OverlongLine) else (line, len(line))
+            )
+            message = f"the message is longer than {MAX_LINE:,} bytes ({length:,}); it was not read"
+            return unreadable_answer(
+                _raw(head[:MAX_LINE]), HookError(code="too-long", message=message)
             )
         try:
             data = json.loads(line)
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
-            raise MalformedMessage(
-                "invalid-json", f"the line is not valid JSON: {reason}"
-            ) from None
-        return answer(data, vetter, server)
-    except MalformedMessage as exc:
-        return _malformed_answer(ParsedMessage("malformed", error=exc.error))
+            error = HookError(code="invalid-json", message=f"the line is not valid JSON: {reason}")
+            return unreadable_answer(_raw(line), error)
+        return _with_id_as_written(answer(data, vetter, server), data, line)
     except Exception as exc:  # the co-process boundary: a line must never end the hook
         logger.exception("answering a message failed")
         return _malformed_answer(
@@ -662,14 +683,199 @@ def answer_line(
         )
 
 
+def _raw(line: str | bytes) -> bytes:
+    return line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
+
+
+_METHOD_CLAIMS: dict[str, tuple[ProtocolEra, WireShape]] = {
+    "interaction/create": ("draft", "interaction/create"),
+    "elicitation/create": ("2025-11-25", "elicitation/create"),
+}
+_CODE_CLAIMS: dict[float, tuple[ProtocolEra, WireShape]] = {
+    -32003.0: ("draft", "interaction_required"),
+    -32042.0: ("2025-11-25", "url_elicitation_required"),
+}
+
+
+def _json_scalar(text: bytes | None) -> Any:
+    """The JSON scalar ``text`` decodes to, or None when it is no complete scalar."""
+    if text is None or text[:1] in (b"{", b"["):
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _number(value: Any) -> float | None:
+    """An error code as a lenient client reads it: a number, or a string holding one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _member(
+    text: bytes, scan: tuple[dict[str, Span], tuple[str, int] | None], name: str
+) -> bytes | None:
+    """The text of member ``name`` of an object scanned as ``scan`` (its start, if cut off)."""
+    members, cut = scan
+    if name in members:
+        start, end = members[name]
+        return text[start:end]
+    return text[cut[1] :] if cut is not None and cut[0] == name else None
+
+
+def lenient_claim(text: bytes) -> ParsedMessage:
+    """What can be read of the start of a message that cannot be decoded (cut off, or not
+    JSON): the URL shape it claims, its id and, for an ``input_required`` result, the keys
+    that can be declined. A ``malformed`` :class:`ParsedMessage` with no error, never URLs.
+
+    Read as a lenient client would: an escaped name is the name, the last of repeated names
+    counts, an error code may be a string (``"-32042"``) or written as ``-3.2042e4``.
+    """
+    return _lenient(text)[0]
+
+
+def _lenient(text: bytes) -> tuple[ParsedMessage, str | None]:
+    """:func:`lenient_claim`, and the id as written (:func:`~urlvet.mcp.spans.id_text`)."""
+    top = scan_object(text)
+    method = _json_scalar(_member(text, top, "method"))
+    id_span = top[0].get("id")
+    written = id_text(text, id_span) if id_span is not None else None
+    msg_id = _json_scalar(written.encode("utf-8")) if written is not None else None
+    error, result = _member(text, top, "error"), _member(text, top, "result")
+    protocol: ProtocolEra | None = None
+    claimed: WireShape | None = None
+    keys: tuple[str, ...] = ()
+    state: str | None = None
+    if isinstance(method, str):
+        protocol, claimed = _METHOD_CLAIMS.get(method, (None, None))
+    elif error is not None:
+        code = _number(_json_scalar(member_text(error, ["code"])))
+        if code is not None:
+            protocol, claimed = _CODE_CLAIMS.get(code, (None, None))
+    elif result is not None:
+        inner = scan_object(result)
+        if _json_scalar(_member(result, inner, "resultType")) == "input_required":
+            protocol, claimed = "2026-07-28", "input_required"
+            found, cut = scan_object(_member(result, inner, "inputRequests") or b"")
+            # Declining a key that is no URL request does no harm; leaving one open does.
+            keys = (*found, *([cut[0]] if cut is not None else []))
+            raw_state = _json_scalar(_member(result, inner, "requestState"))
+            state = raw_state if isinstance(raw_state, str) else None
+    good_id = msg_id if isinstance(msg_id, str | int) and not isinstance(msg_id, bool) else None
+    parsed = ParsedMessage(
+        "malformed",
+        protocol=protocol,
+        id=good_id,
+        request_state=state,
+        declinable_keys=keys,
+        is_request=isinstance(method, str),
+        claimed=claimed,
+    )
+    return parsed, written
+
+
+def unreadable_answer(text: bytes, error: HookError) -> HookAnswer:
+    """The answer to a message urlvet cannot decode, by what can be read of ``text``.
+
+    Always ``ok=False`` and ``block``. A URL request whose id can be read is declined by that
+    id (as written); an ``input_required`` result by the keys that can be read. Where nothing
+    can be declined, the error says so, so that the client drops the message.
+    """
+    parsed, written = _lenient(text)
+    parsed = dataclasses.replace(parsed, error=error)
+    msg_id = _json_scalar(written.encode("utf-8")) if written is not None else None
+    result = _address(_malformed_answer(parsed), msg_id, written, parsed.is_request)
+    why = None
+    if parsed.claimed is None:
+        why = "what can be read of it claims no URL request"
+    elif parsed.is_request and result.response is None:
+        why = f"it claims to be {parsed.claimed} but no id could be read from it"
+    elif parsed.protocol == "2026-07-28" and not parsed.declinable_keys:
+        why = "it claims to be input_required but no key of its inputRequests could be read"
+    if why is None:
+        return result
+    note = f"{error.message}; {why}, so nothing can be declined: drop it"
+    return result.model_copy(update={"error": HookError(code=error.code, message=note)})
+
+
+def _decline(protocol: ProtocolEra | None, msg_id: Any) -> dict[str, Any] | None:
+    """The decline of a URL request of ``protocol``, addressed to ``msg_id`` as decoded."""
+    if protocol == "draft":
+        return {**draft_decline(0), "id": msg_id}
+    if protocol == "2025-11-25":
+        return {**rpc_result(0, elicit_result("decline")), "id": msg_id}
+    return None
+
+
+def _address(result: HookAnswer, msg_id: Any, written: str | None, is_request: bool) -> HookAnswer:
+    """``result`` with the id as written, and a decline addressed to it where the wire parser
+    could not address one (an id of ``1.0`` is no string or integer, yet clients answer it)."""
+    if written is None:
+        return result
+    update: dict[str, Any] = {"id_text": written}
+    number = isinstance(msg_id, int | float) and not isinstance(msg_id, bool)
+    if result.response is None and is_request and (number or isinstance(msg_id, str)):
+        decline = _decline(result.protocol, msg_id)
+        if decline is not None:
+            update["response"] = decline
+    return result.model_copy(update=update)
+
+
+def _with_id_as_written(result: HookAnswer, data: Any, line: str | bytes) -> HookAnswer:
+    """``result`` for the decoded ``data``: an id that is a number but no integer (``1.0``)
+    is read from ``line`` as written, and a URL request is declined by it."""
+    if not isinstance(data, dict) or not isinstance(data.get("id"), float):
+        return result
+    text = _raw(line)
+    span = object_members(text).get("id")
+    written = id_text(text, span) if span is not None else None
+    return _address(result, data["id"], written, isinstance(data.get("method"), str))
+
+
+def hook_json(result: HookAnswer) -> str:
+    """One line of ``urlvet hook`` output: ``result`` as JSON, its response's id as written.
+
+    A number id is written back exactly as the server wrote it (``1.0`` stays ``1.0``,
+    ``1.0E+2`` is not made ``100.0``), so that the server finds the request it answers.
+    """
+    data = result.to_json_dict()
+    response = data.get("response")
+    written = result.id_text
+    if (
+        written is None
+        or not isinstance(response, dict)
+        or not isinstance(response.get("id"), int | float)
+        or written.startswith('"')
+    ):
+        return json_dumps(data)
+    mark = f"urlvet-id-{uuid.uuid4().hex}"
+    response["id"] = mark
+    return json_dumps(data).replace(json.dumps(mark), written, 1)
+
+
 def hook_lines(
-    lines: Iterable[str | bytes], vetter: Vetter | None = None, server: Server | str | None = None
+    lines: Iterable[str | bytes | OverlongLine],
+    vetter: Vetter | None = None,
+    server: Server | str | None = None,
 ) -> Iterable[str]:
-    """One JSON line of answer per non-blank input line: the ``urlvet hook`` co-process loop."""
+    """One JSON line of answer per non-blank input line: the ``urlvet hook`` co-process loop.
+
+    Give it :func:`urlvet.mcp.lines.read_lines` of a stream, so that no line is held whole
+    beyond :data:`~urlvet.mcp.wire.MAX_LINE`.
+    """
     for line in lines:
-        if not line.strip():
+        if not isinstance(line, OverlongLine) and not line.strip():
             continue
-        yield json_dumps(answer_line(line, vetter, server).to_json_dict())
+        yield hook_json(answer_line(line, vetter, server))
 
 
 __all__ = [
@@ -689,12 +895,15 @@ __all__ = [
     "declined_retry",
     "draft_decline",
     "elicit_result",
+    "hook_json",
     "hook_lines",
+    "lenient_claim",
     "main_finding",
     "proxy_action",
     "retried_request",
     "rpc_error",
     "rpc_result",
+    "unreadable_answer",
     "warning_line",
     "with_id",
     "with_warnings",
