@@ -9,7 +9,7 @@ message, after it has vetted the message's URLs:
 - :meth:`InteractionLint.forms`: the form elicitations of the message are vetted, and when one
   is blocked the proxy declines it as the protocol expects: ``{"action": "decline"}`` to a
   2025-11-25 ``elicitation/create``, the client's request retried with the form's key declined
-  for a 2026-07-28 ``input_required`` result (urlvet's ``-32090`` error to the client when that
+  for a 2026-07-28 ``input_required`` result (urlvet's ``-32010`` error to the client when that
   request is unknown). A warned form reaches the client with a ``urlvet:`` line before its
   message, as a warned URL does.
 
