@@ -228,7 +228,7 @@ class _Range(io.RawIOBase):
 Compression = Literal["gzip", "bzip2", "xz", "zstd"]
 """The compressed formats an audit reads (rotated logs): known by their first bytes."""
 
-ZSTD_EXTRA = "pip install 'urlvet[zstd]'"
+ZSTD_EXTRA = "urlvet's zstd extra: pip install zstandard"
 """How to get the zstandard package that zstd input needs."""
 
 

@@ -16,7 +16,7 @@ one parser of all of them (strict for the hook and the proxy, lenient for ``urlv
 
 A blocked URL is always declined and never offered to the person. :mod:`urlvet.mcp.answers`
 builds every reply (the hook's answers and the proxy's rewrites, declines and errors);
-:mod:`urlvet.mcp.sdk` adapts it to the Python SDK (``pip install 'urlvet[mcp]'``), which is
+:mod:`urlvet.mcp.sdk` adapts it to the Python SDK (urlvet's ``mcp`` extra), which is
 imported only there.
 
 Form-mode elicitations are linted too (:mod:`urlvet.mcp.forms`, rules UV701-UV706): a form

@@ -1,4 +1,4 @@
-"""The ``mcp`` SDK adapters: urlvet inside a Python client (``pip install 'urlvet[mcp]'``).
+"""The ``mcp`` SDK adapters: urlvet inside a Python client (urlvet's ``mcp`` extra).
 
 :func:`guard_elicitation` returns an ``elicitation_callback`` for ``mcp.Client``/
 ``mcp.ClientSession`` that declines blocked URLs itself and shows the others to the client's
@@ -50,7 +50,9 @@ def _require_mcp() -> None:
     try:
         import mcp  # noqa: F401
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("urlvet's MCP hook needs the MCP SDK: pip install 'urlvet[mcp]'") from exc
+        raise ImportError(
+            "urlvet's MCP hook needs the MCP SDK (urlvet's mcp extra): pip install mcp"
+        ) from exc
 
 
 def _server_of(server: Server | str, server_name: str | None) -> Server:

@@ -675,7 +675,9 @@ def run_job(
         from pyspark.errors import PySparkException
         from pyspark.sql import SparkSession
     except ImportError as exc:
-        _fail(f"the Spark job needs {exc.name}: pip install 'urlvet[spark]'")
+        _fail(
+            f"the Spark job needs {exc.name} (urlvet's spark extra): pip install pyspark pandas pyarrow"
+        )
     spark_errors: tuple[type[BaseException], ...] = (PySparkException,)
     try:
         from py4j.protocol import Py4JError
@@ -829,7 +831,7 @@ def start_session(master: str) -> tuple[Any, bool]:
         from pyspark.sql import SparkSession
     except ImportError:
         raise InputError(
-            "--spark-master needs pyspark, pandas and pyarrow: pip install 'urlvet[spark]'"
+            "--spark-master needs pyspark, pandas and pyarrow (urlvet's spark extra)"
         ) from None
     spark = SparkSession.getActiveSession()
     if spark is not None:

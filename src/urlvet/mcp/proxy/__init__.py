@@ -69,7 +69,7 @@ def run_proxy(
                 from urlvet.mcp.proxy.http import run_http
             except ImportError as exc:
                 raise ProxyError(
-                    f"the HTTP proxy needs {exc.name}: pip install 'urlvet[mcp]'"
+                    f"the HTTP proxy needs {exc.name} (urlvet's mcp extra: pip install '.[mcp]' from a checkout)"
                 ) from None
 
             return run_http(
