@@ -209,10 +209,25 @@ def test_generated_framings_never_carry_the_blocked_url_through(
     raw.append(chunk(b""))
     server.attack = Attack("generated", lambda _: raw, BOTH)
     resp = httpx.post(proxy, json=CALL, headers=MCP_HEADERS, timeout=30)
-    # ... and nothing the proxy relays does, however it is read.
-    assert b"evil.example" not in resp.content
+    # ... and nothing the proxy relays does, however it is read; only urlvet's own warning of
+    # the block names the site (never the URL).
+    assert BLOCKED_URL.encode() not in resp.content
     for _, data, _ in reference(resp.content):
+        if _is_urlvet_notice(data):
+            continue
         assert "evil.example" not in data
+
+
+def _is_urlvet_notice(data: str) -> bool:
+    try:
+        message = json.loads(data)
+    except ValueError:
+        return False
+    return (
+        isinstance(message, dict)
+        and message.get("method") == "notifications/message"
+        and message.get("params", {}).get("logger") == "urlvet"
+    )
 
 
 def _raw_answer(status: int, kind: str | None, body: bytes) -> Attack:

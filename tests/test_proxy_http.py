@@ -194,7 +194,12 @@ def test_a_minus_32042_with_a_blocked_url_becomes_urlvets_error(proxy: str) -> N
         "POST", proxy, content=_call(8, events=[json.dumps(error)]), headers=HEADERS
     ) as resp:
         body = resp.read()
-    event = body.split(b"\n\n")[0]
+    notice, event = body.split(b"\n\n")[:2]
+    # First urlvet's own warning (no upstream event id: it is no upstream event), then the reply.
+    told = json.loads(notice.split(b"data: ", 1)[1])
+    assert told["method"] == "notifications/message"
+    assert told["params"]["level"] == "warning"
+    assert b"id:" not in notice
     assert event.startswith(b"id: ev-0\n")  # the event keeps its id
     data = json.loads(event.split(b"data: ", 1)[1])
     assert data["id"] == 8

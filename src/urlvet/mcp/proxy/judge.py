@@ -197,12 +197,14 @@ class Judge:
         action = proxy_action(
             data, parsed, verdicts, original_request=original_request, retry_id=retry_id
         )
+        blocked = _notices(parsed, verdicts, action, data)
         return Judgement(
             action,
             parsed,
             _entries(parsed, verdicts, action, data),
-            notes,
-            _notices(parsed, verdicts, action, data),
+            # One line per block: a block notice names the rule (UV710 among them) already.
+            () if blocked else notes,
+            blocked,
         )
 
 
