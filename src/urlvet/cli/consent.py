@@ -1,0 +1,76 @@
+"""``urlvet consent URL``: the consent screen a client should show before opening a URL."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from urlvet.cli.common import (
+    _configured_server,
+    _use_colour,
+    build_policy,
+    with_tls,
+)
+from urlvet.cli.options import (
+    outcome_options,
+    policy_options,
+    tls_options,
+)
+
+
+@click.command("consent")
+@click.argument("url")
+@click.option(
+    "--server",
+    required=True,
+    metavar="URL|stdio",
+    help="The server that asks, as your client configuration names it: its URL, or 'stdio'.",
+)
+@click.option("--server-name", metavar="NAME", help="The server's name in your client config.")
+@click.option("--message", metavar="TEXT", help="The message the server shows with the URL.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "html", "json"]),
+    default="text",
+    show_default=True,
+)
+@policy_options
+@outcome_options
+@tls_options
+def consent_cmd(
+    url: str,
+    server: str,
+    server_name: str | None,
+    message: str | None,
+    fmt: str,
+    policy_path: str | None,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    dns: bool | None,
+    nameserver: tuple[str, ...],
+    fail_on: str,
+    no_color: bool,
+    tls: bool | None,
+    ca_file: str | None,
+) -> None:
+    """Print the consent screen a client should show before opening URL for a server."""
+    from urlvet.consent import ConsentSummary
+    from urlvet.engine import Vetter
+
+    policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
+    srv = _configured_server(server, server_name)
+    verdict = Vetter(policy).vet(url, srv, message=message)
+    summary = ConsentSummary.from_verdict(verdict, srv, message)
+    if fmt == "json":
+        click.echo(summary.to_json())
+    elif fmt == "markdown":
+        click.echo(summary.to_markdown(), nl=False)
+    elif fmt == "html":
+        click.echo(summary.to_html(), nl=False)
+    else:
+        colour = _use_colour(no_color)
+        click.echo(summary.to_text(colour=colour), color=colour)
+    threshold = 1 if fail_on == "warn" else 2
+    sys.exit(1 if verdict.decision.rank >= threshold else 0)
