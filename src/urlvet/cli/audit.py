@@ -9,6 +9,7 @@ import click
 
 from urlvet.cli.common import (
     OWN_PROCESS,
+    _configured_server,
     _fail,
     _use_colour,
     build_policy,
@@ -17,11 +18,15 @@ from urlvet.cli.common import (
     with_tls,
 )
 from urlvet.cli.options import (
+    format_option,
     outcome_options,
+    output_option,
     policy_options,
+    server_options,
+    show_secrets_option,
     tls_options,
 )
-from urlvet.errors import InputError, UrlvetError
+from urlvet.errors import UrlvetError
 
 if TYPE_CHECKING:
     from urlvet.audit.command import AuditRun
@@ -31,22 +36,13 @@ _AUDIT_FORMATS = ("text", "json", "jsonl", "sarif", "github", "html")
 
 @click.command("audit")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(_AUDIT_FORMATS),
-    default="text",
-    show_default=True,
+@format_option(
+    *_AUDIT_FORMATS,
     help="text: grouped report and summary; json/jsonl: one object per URL occurrence; "
     "sarif: SARIF 2.1.0 for code scanning; github: workflow annotations; html: one "
     "self-contained page (with -o report.html) to look at.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="Write results to this file instead of stdout.",
-)
+@output_option("Write results to this file instead of stdout.", allow_dash=True)
 @click.option(
     "--input-kind",
     type=click.Choice(["auto", "urls", "jsonl", "text"]),
@@ -55,8 +51,7 @@ _AUDIT_FORMATS = ("text", "json", "jsonl", "sarif", "github", "html")
     help="urls: one URL a line; jsonl: MCP JSON-RPC traffic; text: free text and logs; "
     "auto: decide per file.",
 )
-@click.option("--server", metavar="URL|stdio", help="The server that asked for every URL.")
-@click.option("--server-name", metavar="NAME", help="The server's name in your client config.")
+@server_options("The server that asked for every URL.")
 @click.option(
     "--server-field",
     metavar="FIELD",
@@ -98,7 +93,7 @@ _AUDIT_FORMATS = ("text", "json", "jsonl", "sarif", "github", "html")
 )
 @click.option("--stdin-filename", default="<stdin>", show_default=True, help="Name for '-'.")
 @click.option("--no-progress", is_flag=True, help="No progress line on a terminal's stderr.")
-@click.option("--show-secrets", is_flag=True, help="Do not redact secrets in URLs.")
+@show_secrets_option
 @policy_options
 @outcome_options
 @tls_options
@@ -138,17 +133,12 @@ def audit_cmd(
     """
     from urlvet.audit import AuditOptions
     from urlvet.audit.command import AuditRun
-    from urlvet.server import as_server
 
     policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
     warn_if_hsts_list_is_old()
     if server_name and not server:
         server = "stdio"  # as for `check`: a server named with no URL is a stdio server
-    if server:
-        try:
-            as_server(server, name=server_name)
-        except InputError as exc:
-            _fail(str(exc))
+    _configured_server(server, server_name)  # a bad one fails before any input is read
     if paths.count("-") > 1:
         _fail("'-' (stdin) can be given once")
     run = AuditRun(

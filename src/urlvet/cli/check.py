@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
 
 from urlvet.cli.common import (
+    _configured_server,
+    _exit_on_decisions,
     _fail,
     _split_codes,
     _use_colour,
@@ -16,11 +17,14 @@ from urlvet.cli.common import (
     with_tls,
 )
 from urlvet.cli.options import (
+    format_option,
+    message_option,
     outcome_options,
     policy_options,
+    server_options,
     tls_options,
 )
-from urlvet.errors import InputError, UrlvetError
+from urlvet.errors import UrlvetError
 from urlvet.text import printable
 
 _DECISION_COLOURS = {"allow": "green", "warn": "yellow", "block": "red"}
@@ -28,16 +32,9 @@ _DECISION_COLOURS = {"allow": "green", "warn": "yellow", "block": "red"}
 
 @click.command("check")
 @click.argument("urls", nargs=-1)
-@click.option(
-    "--server",
-    metavar="URL|stdio",
-    help="The server that asks: its endpoint URL, or 'stdio' for a local server.",
-)
-@click.option("--server-name", metavar="NAME", help="The server's name in your client config.")
-@click.option("--message", metavar="TEXT", help="The message the server shows with the URL.")
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@server_options("The server that asks: its endpoint URL, or 'stdio' for a local server.")
+@message_option
+@format_option("text", "json")
 @click.option(
     "--explain",
     is_flag=True,
@@ -68,7 +65,6 @@ def check(
     a line (blank lines and lines starting with '#' are skipped)."""
     from urlvet.config import choose_policy
     from urlvet.engine import Vetter
-    from urlvet.server import as_server
 
     if urls.count("-") > 1:
         _fail("'-' (stdin) can be given once")
@@ -80,14 +76,7 @@ def check(
     if not urls:
         raise click.UsageError("Missing argument 'URLS...'.")
     warn_if_hsts_list_is_old()
-    try:
-        srv = (
-            as_server(server, name=server_name)
-            if server
-            else (as_server("stdio", name=server_name) if server_name else None)
-        )
-    except InputError as exc:
-        _fail(str(exc))
+    srv = _configured_server(server, server_name)
     vetter = Vetter(policy)
     verdicts = [vetter.vet(u, srv, message=message) for u in urls]
     explanations: list[Any] = []
@@ -117,8 +106,7 @@ def check(
             click.echo(render_text(v, colour), color=colour)
             if explanations:
                 click.echo("\n".join(printable(line, 2000) for line in explanations[i].lines()))
-    threshold = 1 if fail_on == "warn" else 2
-    sys.exit(1 if any(v.decision.rank >= threshold for v in verdicts) else 0)
+    _exit_on_decisions([v.decision for v in verdicts], fail_on)
 
 
 def _stdin_urls() -> list[str]:

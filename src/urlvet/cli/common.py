@@ -260,6 +260,12 @@ class UrlvetCommand(click.Command):
         return _invoke_as_a_shell_command(ctx, lambda: super(UrlvetCommand, self).invoke(ctx))
 
 
+def _exit_on_decisions(decisions: Sequence[Any], fail_on: str) -> NoReturn:
+    """Exit 1 when a decision reaches --fail-on (warn or block), else 0."""
+    threshold = 1 if fail_on == "warn" else 2
+    sys.exit(1 if any(d.rank >= threshold for d in decisions) else 0)
+
+
 def _configured_server(server: str | None, server_name: str | None) -> Any:
     """The server as the user's configuration names it (never its self-reported serverInfo)."""
     from urlvet.server import as_server

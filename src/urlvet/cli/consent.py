@@ -2,40 +2,33 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from urlvet.cli.common import (
     _configured_server,
+    _exit_on_decisions,
     _use_colour,
     build_policy,
     with_tls,
 )
 from urlvet.cli.options import (
+    format_option,
+    message_option,
     outcome_options,
     policy_options,
+    server_options,
     tls_options,
 )
 
 
 @click.command("consent")
 @click.argument("url")
-@click.option(
-    "--server",
+@server_options(
+    "The server that asks, as your client configuration names it: its URL, or 'stdio'.",
     required=True,
-    metavar="URL|stdio",
-    help="The server that asks, as your client configuration names it: its URL, or 'stdio'.",
 )
-@click.option("--server-name", metavar="NAME", help="The server's name in your client config.")
-@click.option("--message", metavar="TEXT", help="The message the server shows with the URL.")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "markdown", "html", "json"]),
-    default="text",
-    show_default=True,
-)
+@message_option
+@format_option("text", "markdown", "html", "json")
 @policy_options
 @outcome_options
 @tls_options
@@ -72,5 +65,4 @@ def consent_cmd(
     else:
         colour = _use_colour(no_color)
         click.echo(summary.to_text(colour=colour), color=colour)
-    threshold = 1 if fail_on == "warn" else 2
-    sys.exit(1 if verdict.decision.rank >= threshold else 0)
+    _exit_on_decisions([verdict.decision], fail_on)

@@ -11,14 +11,13 @@ import click
 from urlvet.cli.common import (
     _fail,
 )
+from urlvet.cli.options import format_option
 from urlvet.errors import InputError, UrlvetError
 
 
 @click.command("eval")
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@format_option("text", "json")
 @click.option(
     "--policy",
     "policy_path",

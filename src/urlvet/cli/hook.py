@@ -13,18 +13,16 @@ from urlvet.cli.common import (
 )
 from urlvet.cli.options import (
     policy_options,
+    server_options,
     tls_options,
 )
 
 
 @click.command("hook")
-@click.option(
-    "--server",
+@server_options(
+    "The server whose messages these are, as your client configuration names it.",
     required=True,
-    metavar="URL|stdio",
-    help="The server whose messages these are, as your client configuration names it.",
 )
-@click.option("--server-name", metavar="NAME", help="The server's name in your client config.")
 @policy_options
 @tls_options
 def hook_cmd(

@@ -3,7 +3,7 @@ options (--fail-on, --no-color), the TLS probe's, the server's, -q/-v, --format,
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import click
@@ -96,9 +96,7 @@ def policy_options(fn: F) -> F:
             help="Nameserver to ask instead of the system's (repeatable).",
         ),
     ]
-    for option in reversed(options):
-        fn = option(fn)
-    return fn
+    return _apply(fn, options)
 
 
 def outcome_options(fn: F) -> F:
@@ -118,9 +116,7 @@ def outcome_options(fn: F) -> F:
             help="No colour (also: NO_COLOR in the environment; FORCE_COLOR forces it).",
         ),
     ]
-    for option in reversed(options):
-        fn = option(fn)
-    return fn
+    return _apply(fn, options)
 
 
 def tls_options(fn: F) -> F:
@@ -142,6 +138,66 @@ def tls_options(fn: F) -> F:
             "the system's trust store.",
         ),
     ]
+    return _apply(fn, options)
+
+
+def _apply(fn: F, options: Sequence[Callable[[Any], Any]]) -> F:
+    # click adds options bottom-up: apply them in reverse so --help lists them as written.
     for option in reversed(options):
         fn = option(fn)
     return fn
+
+
+SERVER_NAME_HELP = "The server's name in your client config."
+
+
+def server_options(help: str, *, required: bool = False) -> Callable[[F], F]:
+    """--server (its help says what the server is to the command) and --server-name, for
+    the commands that vet on behalf of a server as the client configuration names it."""
+
+    def decorate(fn: F) -> F:
+        return _apply(
+            fn,
+            [
+                server_option(help, required=required),
+                click.option("--server-name", metavar="NAME", help=SERVER_NAME_HELP),
+            ],
+        )
+
+    return decorate
+
+
+def server_option(help: str, *, required: bool = False) -> Callable[[F], F]:
+    """--server alone: an endpoint URL or 'stdio'."""
+    return click.option("--server", required=required, metavar="URL|stdio", help=help)
+
+
+message_option = click.option(
+    "--message", metavar="TEXT", help="The message the server shows with the URL."
+)
+"""--message: the text the server shows beside the URL it asks for."""
+
+
+def format_option(*choices: str, help: str | None = None) -> Callable[[F], F]:
+    """--format, read as ``fmt``: one of ``choices``, the first the default."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(choices),
+        default=choices[0],
+        show_default=True,
+        help=help,
+    )
+
+
+def output_option(help: str, *, allow_dash: bool = False) -> Callable[[F], F]:
+    """-o/--output: write to this file instead of stdout."""
+    return click.option(
+        "-o", "--output", type=click.Path(dir_okay=False, allow_dash=allow_dash), help=help
+    )
+
+
+show_secrets_option = click.option(
+    "--show-secrets", is_flag=True, help="Do not redact secrets in URLs."
+)
+"""--show-secrets, for the commands that write the URLs they read (audit, the Spark job)."""

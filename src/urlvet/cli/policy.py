@@ -15,6 +15,7 @@ from urlvet.cli.common import (
     _source_label,
     report_feeds,
 )
+from urlvet.cli.options import format_option, output_option, server_option
 from urlvet.errors import InputError, UrlvetError
 from urlvet.text import printable
 
@@ -96,19 +97,13 @@ def policy_show(policy: str, resolved: bool) -> None:
 
 @policy_group.command("test")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "junit"]),
-    default="text",
-    show_default=True,
+@format_option(
+    "text",
+    "junit",
     help="text: failures with file:line and a summary; junit: JUnit XML for CI systems.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    help="Write the report to this file instead of stdout (the summary still goes to stderr).",
+@output_option(
+    "Write the report to this file instead of stdout (the summary still goes to stderr)."
 )
 def policy_test(paths: tuple[str, ...], fmt: str, output: str | None) -> None:
     """Run policy fixtures: every case of each NAME.fixtures.yaml against NAME.yaml beside it.
@@ -144,10 +139,8 @@ def policy_test(paths: tuple[str, ...], fmt: str, output: str | None) -> None:
 @click.argument("old", type=click.Path(dir_okay=False))
 @click.argument("new", type=click.Path(dir_okay=False))
 @click.argument("url_files", nargs=-1, type=click.Path(dir_okay=False))
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
-@click.option("--server", metavar="URL|stdio", help="The server that asks for the URL files' URLs.")
+@format_option("text", "json")
+@server_option("The server that asks for the URL files' URLs.")
 @click.option("--exit-code", is_flag=True, help="Exit 1 when any URL's decision or codes change.")
 def policy_diff(
     old: str, new: str, url_files: tuple[str, ...], fmt: str, server: str | None, exit_code: bool
@@ -187,12 +180,7 @@ def policy_diff(
     show_default=True,
     help="How many registrable domains to take, in rank order.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    help="Write the fragment to this file instead of stdout.",
-)
+@output_option("Write the fragment to this file instead of stdout.")
 def policy_import_domains(ranking: str, top: int, output: str | None) -> None:
     """Turn a ranking CSV into a policy fragment: rank,domain as Tranco publishes it, or
     origin,rank as the Chrome UX Report publishes it (https://www.example.com,1000).

@@ -12,8 +12,8 @@ from urlvet.cli.common import (
     with_tls,
 )
 from urlvet.cli.options import (
-    POLICY_HELP,
-    show_settings_option,
+    policy_options,
+    server_options,
     tls_options,
 )
 from urlvet.errors import UrlvetError
@@ -24,13 +24,10 @@ from urlvet.errors import UrlvetError
     context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
 )
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-@click.option(
-    "--server",
-    metavar="URL|stdio",
-    help="The server as your client configuration names it (default: stdio for a command, "
-    "the upstream URL for HTTP).",
+@server_options(
+    "The server as your client configuration names it (default: stdio for a command, "
+    "the upstream URL for HTTP)."
 )
-@click.option("--server-name", metavar="NAME", help="The server's name in your client config.")
 @click.option(
     "--upstream", metavar="URL", help="The Streamable HTTP endpoint to put urlvet in front of."
 )
@@ -68,14 +65,7 @@ from urlvet.errors import UrlvetError
     type=click.Path(dir_okay=False),
     help="Append one JSON line per vetted URL to this file (urlvet audit reads it).",
 )
-@click.option("--policy", "policy_path", metavar="NAME|FILE", help=POLICY_HELP)
-@show_settings_option
-@click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes.")
-@click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes.")
-@click.option(
-    "--dns/--no-dns", "dns", default=None, help="Resolve names (default: as the policy says)."
-)
-@click.option("--nameserver", multiple=True, metavar="HOST[:PORT]", help="Nameserver to ask.")
+@policy_options
 @tls_options
 def proxy_cmd(
     command: tuple[str, ...],

@@ -10,11 +10,12 @@ import click
 from urlvet.cli.common import (
     _fail,
 )
+from urlvet.cli.options import format_option
 
 
 @click.command("rule")
 @click.argument("code", required=False)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@format_option("text", "json")
 def rule_cmd(code: str | None, fmt: str) -> None:
     """Explain a rule (UV201, or its name), or list every rule."""
     from urlvet.checks import registry

@@ -7,6 +7,7 @@ import click
 from urlvet.cli.common import (
     UrlvetCommand,
 )
+from urlvet.cli.options import format_option, server_option, show_secrets_option
 
 
 @click.command(
@@ -19,12 +20,10 @@ from urlvet.cli.common import (
 )
 @click.argument("source", metavar="INPUT")
 @click.argument("output", metavar="OUTPUT")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["parquet", "jsonl", "csv"]),
-    default="parquet",
-    show_default=True,
+@format_option(
+    "parquet",
+    "jsonl",
+    "csv",
     help="parquet: typed columns; jsonl: the objects `urlvet audit --format jsonl` writes "
     "(part-*.jsonl files); csv: flat columns with a header, for spreadsheets.",
 )
@@ -43,11 +42,7 @@ from urlvet.cli.common import (
 @click.option(
     "--server-col", metavar="NAME", help="json and mcp: the (dotted) field with the server's URL."
 )
-@click.option(
-    "--server",
-    metavar="URL|stdio",
-    help="The server that asked for every URL (unless --server-col gives one).",
-)
+@server_option("The server that asked for every URL (unless --server-col gives one).")
 @click.option(
     "--policy",
     "policy_path",
@@ -62,7 +57,7 @@ from urlvet.cli.common import (
     "--master",
     help="Spark master (default: as spark-submit or the environment says; local[*] otherwise).",
 )
-@click.option("--show-secrets", is_flag=True, help="Do not redact secrets in URLs.")
+@show_secrets_option
 def spark_job_command(
     source: str,
     output: str,
