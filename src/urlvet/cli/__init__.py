@@ -20,8 +20,8 @@ from urlvet.cli.common import (
     PIPE_CLOSED_EXIT,
     UrlvetCommand,
     UrlvetGroup,
+    use_colour,
 )
-from urlvet.cli.common import _use_colour as _use_colour  # read by the colour tests
 from urlvet.cli.consent import consent_cmd
 from urlvet.cli.eval import eval_cmd
 from urlvet.cli.hook import hook_cmd
@@ -41,6 +41,8 @@ __all__ = [
     "spark_job_command",
     "spark_main",
 ]
+
+_use_colour = use_colour  # the name the colour tests read
 
 
 def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:

@@ -9,10 +9,10 @@ import click
 
 from urlvet.cli.common import (
     OWN_PROCESS,
-    _configured_server,
-    _fail,
-    _use_colour,
     build_policy,
+    configured_server,
+    fail,
+    use_colour,
     verbosity,
     warn_if_hsts_list_is_old,
     with_tls,
@@ -138,9 +138,9 @@ def audit_cmd(
     warn_if_hsts_list_is_old()
     if server_name and not server:
         server = "stdio"  # as for `check`: a server named with no URL is a stdio server
-    _configured_server(server, server_name)  # a bad one fails before any input is read
+    configured_server(server, server_name)  # a bad one fails before any input is read
     if paths.count("-") > 1:
-        _fail("'-' (stdin) can be given once")
+        fail("'-' (stdin) can be given once")
     run = AuditRun(
         paths=paths,
         fmt=fmt,
@@ -160,7 +160,7 @@ def audit_cmd(
         baseline=baseline_path,
         write_baseline=write_baseline,
         exit_zero=exit_zero,
-        colour=_use_colour(no_color),
+        colour=use_colour(no_color),
         progress=not no_progress and verbosity() >= 0,
         verbosity=verbosity(),
         spark_master=spark_master,
@@ -181,7 +181,7 @@ def _run(policy: Any, run: AuditRun) -> NoReturn:
     try:
         code = run_audit(policy, run, click.get_binary_stream("stdout"), sys.stderr)
     except UrlvetError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if own_process:
         from urlvet.audit.pipeline import end_process
 

@@ -7,12 +7,12 @@ from typing import Any
 import click
 
 from urlvet.cli.common import (
-    _configured_server,
-    _exit_on_decisions,
-    _fail,
-    _split_codes,
-    _use_colour,
     build_policy,
+    configured_server,
+    exit_on_decisions,
+    fail,
+    split_codes,
+    use_colour,
     warn_if_hsts_list_is_old,
     with_tls,
 )
@@ -67,7 +67,7 @@ def check(
     from urlvet.engine import Vetter
 
     if urls.count("-") > 1:
-        _fail("'-' (stdin) can be given once")
+        fail("'-' (stdin) can be given once")
     # The policy first: --show-settings and a policy error end the command before stdin is read.
     policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
     if "-" in urls:
@@ -76,7 +76,7 @@ def check(
     if not urls:
         raise click.UsageError("Missing argument 'URLS...'.")
     warn_if_hsts_list_is_old()
-    srv = _configured_server(server, server_name)
+    srv = configured_server(server, server_name)
     vetter = Vetter(policy)
     verdicts = [vetter.vet(u, srv, message=message) for u in urls]
     explanations: list[Any] = []
@@ -87,10 +87,10 @@ def check(
             choice = choose_policy(policy_path)
             # Nothing chose a policy: the explanation says "built-in default", not a file.
             spec = None if choice.origin == "built-in" else str(choice.spec)
-            explainer = Explainer(policy, spec, _split_codes(select), _split_codes(ignore))
+            explainer = Explainer(policy, spec, split_codes(select), split_codes(ignore))
             explanations = [explainer.explain(v, srv, message) for v in verdicts]
         except UrlvetError as exc:
-            _fail(str(exc))
+            fail(str(exc))
     if fmt == "json":
         from urlvet.consent import json_dumps
 
@@ -101,12 +101,12 @@ def check(
             item["explain"] = why.to_json_dict()
         click.echo(json_dumps(data, indent=2))
     else:
-        colour = _use_colour(no_color)
+        colour = use_colour(no_color)
         for i, v in enumerate(verdicts):
             click.echo(render_text(v, colour), color=colour)
             if explanations:
                 click.echo("\n".join(printable(line, 2000) for line in explanations[i].lines()))
-    _exit_on_decisions([v.decision for v in verdicts], fail_on)
+    exit_on_decisions([v.decision for v in verdicts], fail_on)
 
 
 def _stdin_urls() -> list[str]:
@@ -116,7 +116,7 @@ def _stdin_urls() -> list[str]:
         try:
             line = raw.decode("utf-8").strip()
         except UnicodeDecodeError as exc:
-            _fail(f"stdin:{lineno}: invalid UTF-8 (byte 0x{raw[exc.start]:02x}): {exc.reason}")
+            fail(f"stdin:{lineno}: invalid UTF-8 (byte 0x{raw[exc.start]:02x}): {exc.reason}")
         if line and not line.startswith("#"):
             urls.append(line)
     return urls

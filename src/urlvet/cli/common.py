@@ -15,12 +15,13 @@ import click
 from urlvet.errors import InputError, PolicyError
 
 
-def _fail(message: str, code: int = 2) -> NoReturn:
+def fail(message: str, code: int = 2) -> NoReturn:
+    """``urlvet: error: MESSAGE`` on stderr, and exit ``code`` (2: usage, policy or input)."""
     click.echo(f"urlvet: error: {message}", err=True)
     sys.exit(code)
 
 
-def _use_colour(no_color: bool) -> bool:
+def use_colour(no_color: bool) -> bool:
     """Colour for stdout: never with --no-color or NO_COLOR (no-color.org), always with
     FORCE_COLOR (force-color.org), else when stdout is a terminal. A variable counts when it
     is set and not empty."""
@@ -45,13 +46,14 @@ def verbosity() -> int:
     return max(-1, min(1, count))
 
 
-def _note(message: str) -> None:
+def note(message: str) -> None:
     """A note on stderr (``urlvet: note: ...``), unless -q."""
     if verbosity() >= 0:
         click.echo(f"urlvet: note: {message}", err=True)
 
 
-def _split_codes(values: Sequence[str]) -> list[str]:
+def split_codes(values: Sequence[str]) -> list[str]:
+    """The rule codes of repeated, comma-separated --select/--ignore values."""
     return [c.strip() for v in values for c in v.split(",") if c.strip()]
 
 
@@ -59,7 +61,7 @@ SHOW_SETTINGS = "urlvet.show_settings"
 """ctx.meta key: --show-settings was given (read by build_policy, which every command calls)."""
 
 
-def _tls_section(policy: Any, tls: bool | None, ca_file: str | None) -> dict[str, Any] | None:
+def tls_section(policy: Any, tls: bool | None, ca_file: str | None) -> dict[str, Any] | None:
     """The policy's tls section with --tls and --ca-file applied; None when neither was given."""
     if tls is None and not ca_file:
         return None
@@ -76,19 +78,19 @@ def with_tls(policy: Any, tls: bool | None, ca_file: str | None) -> Any:
     anchors cannot be loaded."""
     from urlvet.tls import Prober
 
-    section = _tls_section(policy, tls, ca_file)
+    section = tls_section(policy, tls, ca_file)
     if section is not None:
         try:
             policy = policy.with_changes(tls=section)
         except ValueError as exc:
-            _fail(f"invalid option: {_first_error(exc)}")
+            fail(f"invalid option: {first_error(exc)}")
     if policy.tls.probe:
         try:
             Prober(timeout=policy.tls.timeout, ca_file=policy.tls.ca_file)
         except InputError as exc:
-            _fail(str(exc))
+            fail(str(exc))
         if not policy.dns.enabled:
-            _note(
+            note(
                 "without DNS the TLS probe reaches IP-literal hosts only: a "
                 "name is probed only at an address its DNS check approved"
             )
@@ -113,9 +115,9 @@ def build_policy(
         policy = load_policy(choice.spec)
         changes: dict[str, Any] = {}
         if select:
-            changes["select"] = _split_codes(select)
+            changes["select"] = split_codes(select)
         if ignore:
-            changes["ignore"] = [*policy.ignore, *_split_codes(ignore)]
+            changes["ignore"] = [*policy.ignore, *split_codes(ignore)]
         if dns is not None or nameserver:
             dns_section = policy.dns.model_dump(mode="json")
             if dns is not None:
@@ -132,7 +134,7 @@ def build_policy(
         ctx = click.get_current_context(silent=True)
         if ctx is not None and ctx.meta.get(SHOW_SETTINGS):
             # --tls and --ca-file are applied by with_tls, after this: show them applied too.
-            tls = _tls_section(policy, ctx.params.get("tls"), ctx.params.get("ca_file"))
+            tls = tls_section(policy, ctx.params.get("tls"), ctx.params.get("ca_file"))
             if tls is not None:
                 changes["tls"] = tls
                 policy = policy.with_changes(tls=tls)
@@ -142,9 +144,9 @@ def build_policy(
             click.echo(f"urlvet: policy: {choice.describe()}", err=True)
         return policy
     except PolicyError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except ValueError as exc:  # pydantic's ValidationError for command-line values
-        _fail(f"invalid option: {_first_error(exc)}")
+        fail(f"invalid option: {first_error(exc)}")
 
 
 def show_settings(choice: Any, policy: Any, changed: Sequence[str]) -> str:
@@ -157,7 +159,7 @@ def show_settings(choice: Any, policy: Any, changed: Sequence[str]) -> str:
     lines = [
         f"Settings: {choice.describe()}",
         f"Policy: {choice.spec}",
-        f"Files: {' -> '.join(_source_label(s.path) for s in policy_sources(choice.spec))}",
+        f"Files: {' -> '.join(source_label(s.path) for s in policy_sources(choice.spec))}",
     ]
     if changed:
         lines.append(f"Changed by command-line options: {', '.join(changed)}")
@@ -167,7 +169,8 @@ def show_settings(choice: Any, policy: Any, changed: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def _source_label(path: str) -> str:
+def source_label(path: str) -> str:
+    """A policy file's path, or its name for a built-in policy."""
     from urlvet.policy import builtin_policy_name
 
     name = builtin_policy_name(path)
@@ -199,11 +202,12 @@ def report_feeds(settings: Any, quiet: bool = True) -> list[str]:
         for table in feeds.tables:
             lines.append(table.report())
             if table.skipped and quiet:
-                _note(table.report())
+                note(table.report())
     return lines
 
 
-def _first_error(exc: Exception) -> str:
+def first_error(exc: Exception) -> str:
+    """A validation error's messages on one line, each after the key it is about."""
     errors = getattr(exc, "errors", None)
     if callable(errors):
         parts = []
@@ -260,13 +264,13 @@ class UrlvetCommand(click.Command):
         return _invoke_as_a_shell_command(ctx, lambda: super(UrlvetCommand, self).invoke(ctx))
 
 
-def _exit_on_decisions(decisions: Sequence[Any], fail_on: str) -> NoReturn:
+def exit_on_decisions(decisions: Sequence[Any], fail_on: str) -> NoReturn:
     """Exit 1 when a decision reaches --fail-on (warn or block), else 0."""
     threshold = 1 if fail_on == "warn" else 2
     sys.exit(1 if any(d.rank >= threshold for d in decisions) else 0)
 
 
-def _configured_server(server: str | None, server_name: str | None) -> Any:
+def configured_server(server: str | None, server_name: str | None) -> Any:
     """The server as the user's configuration names it (never its self-reported serverInfo)."""
     from urlvet.server import as_server
 
@@ -275,7 +279,7 @@ def _configured_server(server: str | None, server_name: str | None) -> Any:
             return as_server(server, name=server_name)
         return as_server("stdio", name=server_name) if server_name else None
     except InputError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 OWN_PROCESS = "urlvet command"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 from urlvet.cli.common import (
-    _configured_server,
-    _exit_on_decisions,
-    _use_colour,
     build_policy,
+    configured_server,
+    exit_on_decisions,
+    use_colour,
     with_tls,
 )
 from urlvet.cli.options import (
@@ -53,7 +53,7 @@ def consent_cmd(
     from urlvet.engine import Vetter
 
     policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
-    srv = _configured_server(server, server_name)
+    srv = configured_server(server, server_name)
     verdict = Vetter(policy).vet(url, srv, message=message)
     summary = ConsentSummary.from_verdict(verdict, srv, message)
     if fmt == "json":
@@ -63,6 +63,6 @@ def consent_cmd(
     elif fmt == "html":
         click.echo(summary.to_html(), nl=False)
     else:
-        colour = _use_colour(no_color)
+        colour = use_colour(no_color)
         click.echo(summary.to_text(colour=colour), color=colour)
-    _exit_on_decisions([verdict.decision], fail_on)
+    exit_on_decisions([verdict.decision], fail_on)

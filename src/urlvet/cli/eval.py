@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from urlvet.cli.common import (
-    _fail,
+    fail,
 )
 from urlvet.cli.options import format_option
 from urlvet.errors import InputError, UrlvetError
@@ -77,7 +77,7 @@ def eval_cmd(
             except (OSError, ValueError) as exc:
                 raise InputError(f"{thresholds_path}: cannot read thresholds: {exc}") from None
     except UrlvetError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     figures = report.figures()
     dropped = evaluate.regressions(figures, committed) if committed is not None else []
     if fmt == "json":
@@ -94,7 +94,7 @@ def eval_cmd(
         try:
             evaluate.write_thresholds(write_path, figures)
         except UrlvetError as exc:
-            _fail(str(exc))
+            fail(str(exc))
         click.echo(f"urlvet: wrote the figures to {write_path}", err=True)
     for line in dropped:
         click.echo(f"urlvet: regression: {line}", err=True)

@@ -7,8 +7,8 @@ import os
 import click
 
 from urlvet.cli.common import (
-    _configured_server,
     build_policy,
+    configured_server,
     with_tls,
 )
 from urlvet.cli.options import (
@@ -56,7 +56,7 @@ def hook_cmd(
     from urlvet.mcp.lines import read_lines
 
     policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
-    srv = _configured_server(server, server_name)
+    srv = configured_server(server, server_name)
     vetter = Vetter(policy)
     stdin = click.get_binary_stream("stdin")
     out = click.get_binary_stream("stdout")

@@ -11,9 +11,9 @@ from typing import Any
 import click
 
 from urlvet.cli.common import (
-    _fail,
-    _source_label,
+    fail,
     report_feeds,
+    source_label,
 )
 from urlvet.cli.options import format_option, output_option, server_option
 from urlvet.errors import InputError, UrlvetError
@@ -51,13 +51,13 @@ def policy_check(files: tuple[str, ...]) -> None:
 def inheritance(sources: Sequence[Any]) -> str:
     """One line on what a policy inherits, from its ``extends`` chain (the file first)."""
     if len(sources) == 1:
-        if _source_label(sources[0].path).endswith("(built-in)"):
+        if source_label(sources[0].path).endswith("(built-in)"):
             return "extends: none (states every setting)"
         return (
             "extends: none: starts from nothing; its lists replace the built-in lists, and "
             "keys it leaves out take the built-in values"
         )
-    chain = " -> ".join(_source_label(s.path) for s in sources[1:])
+    chain = " -> ".join(source_label(s.path) for s in sources[1:])
     own = sources[0].data
     written = "extends" in own and own["extends"] is not None
     implied = "" if written else " (implied: the file has no `extends`)"
@@ -89,9 +89,9 @@ def policy_show(policy: str, resolved: bool) -> None:
         path = policy_file(policy)
         text = path.read_text(encoding="utf-8")
     except UrlvetError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except (OSError, UnicodeDecodeError) as exc:
-        _fail(f"{policy}: cannot read policy file: {getattr(exc, 'strerror', None) or exc}")
+        fail(f"{policy}: cannot read policy file: {getattr(exc, 'strerror', None) or exc}")
     click.echo(text, nl=False)
 
 
@@ -126,7 +126,7 @@ def policy_test(paths: tuple[str, ...], fmt: str, output: str | None) -> None:
         try:
             write_atomically(output, (report + "\n").encode("utf-8"))
         except InputError as exc:
-            _fail(str(exc))
+            fail(str(exc))
         click.echo(fixtures.summary(runs), err=True)
     else:
         click.echo(report)
@@ -161,7 +161,7 @@ def policy_diff(
         probes = diff.probes_for([old, new], url_files, server)
         result = diff.diff_policies(old_policy, new_policy, probes, old, new)
     except UrlvetError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if fmt == "json":
         from urlvet.consent import json_dumps
 
@@ -193,7 +193,7 @@ def policy_import_domains(ranking: str, top: int, output: str | None) -> None:
     try:
         ranked = read_ranking_csv(ranking, top)
     except UrlvetError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     domains = ranked.domains
     if ranked.skipped:
         click.echo(
@@ -213,7 +213,7 @@ def policy_import_domains(ranking: str, top: int, output: str | None) -> None:
         try:
             write_atomically(output, text.encode("utf-8"))
         except InputError as exc:
-            _fail(str(exc))
+            fail(str(exc))
         click.echo(f"wrote {len(domains):,} domains to {output}", err=True)
     else:
         click.echo(text, nl=not text.endswith("\n"))

@@ -7,8 +7,8 @@ import sys
 import click
 
 from urlvet.cli.common import (
-    _fail,
     build_policy,
+    fail,
     with_tls,
 )
 from urlvet.cli.options import (
@@ -114,5 +114,5 @@ def proxy_cmd(
             allow_hosts=allow_hosts,
         )
     except (UrlvetError, OSError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     sys.exit(status)

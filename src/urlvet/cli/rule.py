@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from urlvet.cli.common import (
-    _fail,
+    fail,
 )
 from urlvet.cli.options import format_option
 
@@ -31,7 +31,7 @@ def rule_cmd(code: str | None, fmt: str) -> None:
     matches = registry.expand(code)
     found = registry.get(matches[0]) if len(matches) == 1 else registry.get(code)
     if found is None:
-        _fail(f"unknown rule {code!r}; `urlvet rule` lists them")
+        fail(f"unknown rule {code!r}; `urlvet rule` lists them")
     if fmt == "json":
         click.echo(json.dumps(_rule_json(found), indent=2))
         return
