@@ -844,7 +844,9 @@ def test_proxy_tls_declines_a_link_to_an_untrusted_certificate(
     before = len(target.connections)
     url = url_of(servers, "self-signed")
     client, received = _through_proxy([*args, "--server", "https://mcp.example.com/mcp"], url)
-    assert client == []  # blocked: the client never sees the request
+    # Blocked: the client never sees the request, only urlvet's warning that it was blocked.
+    assert [m.get("method") for m in client] == ["notifications/message"]
+    assert url not in json.dumps(client)
     (decline,) = [m for m in received if m.get("id") == 7]
     assert decline == {"jsonrpc": "2.0", "id": 7, "result": {"action": "decline"}}
     assert len(target.connections) == before + 1
