@@ -208,7 +208,9 @@ async def test_url_elicitation_to_a_form_only_client_is_declined_on_its_behalf(
     assert last["codes"] == ["UV710", "UV403"]
     if via_proxy.stderr is not None:
         err = via_proxy.stderr.read_text(encoding="utf-8")
-        assert "urlvet proxy: declined on the client's behalf: the client declared form" in err
+        assert "urlvet proxy: blocked a URL request from" in err
+        assert "the client declared form mode only" in err
+        assert "(UV710)" in err
 
 
 async def test_the_form_only_client_would_be_shown_the_url_without_the_proxy(mode: str) -> None:
