@@ -27,7 +27,8 @@ from urlvet.checks.base import (
     redirector_parameters,
     url_context,
 )
-from urlvet.findings import Decision, Finding, Severity, Verdict
+from urlvet.findings import Decision, Finding, Severity, Verdict, frozen_evidence
+from urlvet.memo import memo_size
 from urlvet.policy import CompiledPolicy, Policy
 from urlvet.server import Server, as_server, is_loopback_host
 from urlvet.url import (
@@ -214,6 +215,8 @@ class Vetter:
         compiled = chosen.compiled
         if host_cache_size < 0:
             raise ValueError("host_cache_size must be 0 or more")
+        # With every memo off (urlvet.memo), a Vetter keeps nothing either: the reference.
+        host_cache_size = memo_size(host_cache_size)
         object.__setattr__(self, "policy", chosen)
         object.__setattr__(self, "_compiled", compiled)
         # The url rules that can fire, per host kind and whether a server asked: a third of
@@ -921,7 +924,7 @@ def _finding(rule: Rule, hit: Hit, override: Severity | None) -> Finding:
             "name": rule.name,
             "severity": override or hit.severity or rule.severity,
             "message": hit.message,
-            "evidence": dict(hit.evidence),
+            "evidence": frozen_evidence(hit.evidence),
             "cwe": rule.cwe,
         },
     )

@@ -31,6 +31,7 @@ except ImportError:  # pragma: no cover - a future ada-url that moves its bindin
 
 from urlvet import psl
 from urlvet.errors import InputError
+from urlvet.memo import memo_size
 
 SPECIAL_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp", "file"})
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
@@ -276,7 +277,7 @@ thousands of hosts; an entry is four short strings."""
 
 # Hosts repeat across URLs far more than URLs do, and decoding A-labels and the suffix lookup
 # are a good part of parsing one: a bounded memo of this pure function (thread-safe in CPython).
-@lru_cache(maxsize=HOST_FACTS_CACHE_SIZE)
+@lru_cache(maxsize=memo_size(HOST_FACTS_CACHE_SIZE))
 def _domain_facts(host: str) -> tuple[str, str | None, str | None, bool]:
     """The Unicode form, registrable domain, public suffix and private flag of a domain host."""
     return (to_unicode(host), *site_of(host))
@@ -481,7 +482,7 @@ HEAD_URLS_KEPT = 32_768
 """Heads (scheme and authority) whose parse :func:`head_url` keeps."""
 
 
-@lru_cache(maxsize=HEAD_URLS_KEPT)
+@lru_cache(maxsize=memo_size(HEAD_URLS_KEPT))
 def head_url(head: str) -> ParsedURL | None:
     """``head`` + "/" parsed, when it parses to a URL whose path is that "/" and whose href
     ends with it, else None: what :func:`parse_plain` and the engine build the URLs of a head
@@ -750,10 +751,10 @@ def _carried_parameter(raw_name: str, raw_value: str) -> tuple[str, str, str, Pa
     return form_decode(raw_name), text, encoding, target
 
 
-_kept_carried_parameter = lru_cache(maxsize=CARRIED_PARAMETERS_KEPT)(_carried_parameter)
+_kept_carried_parameter = lru_cache(maxsize=memo_size(CARRIED_PARAMETERS_KEPT))(_carried_parameter)
 
 
-@lru_cache(maxsize=CARRIED_PARAMETERS_KEPT)
+@lru_cache(maxsize=memo_size(CARRIED_PARAMETERS_KEPT))
 def _kept_first_item(raw_name: str, raw_value: str) -> CarriedURL | None:
     """The item of :func:`carried_urls` for the parameter ``raw_name=raw_value`` of the link
     itself (depth 1), or None when it carries no URL: a pure function of the two strings

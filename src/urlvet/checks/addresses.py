@@ -24,7 +24,7 @@ from urlvet.checks.base import (
     clip,
     host_matches,
     internal_name_reason,
-    redirector_destination,
+    redirector_position,
     rule,
     shortest_parent_in,
 )
@@ -270,9 +270,11 @@ _RESERVED_TLDS = frozenset(
 # services differ in which one they answer with.
 _V4_DOTTED = re.compile(r"(?<![0-9a-z])(?=((?:\d{1,3}[.-]){3}\d{1,3})(?![0-9a-z]))")
 _V4_HEX = re.compile(r"(?<![0-9a-z])([0-9a-f]{8})(?![0-9a-z])")
-_V6_DASHED = re.compile(
-    r"(?<![^.])([0-9a-f-]*--[0-9a-f-]*|(?:[0-9a-f]{1,4}-){7}[0-9a-f]{1,4})(?![^.])"
-)
+# An IPv6 address written with '-' for ':' is a whole label: ``--`` for the '::', or eight
+# groups. Read label by label: as one pattern (``[0-9a-f-]*--[0-9a-f-]*``) a long run of '-'
+# cost its length squared, the pattern trying every place to split it at.
+_V6_GROUPS = re.compile(r"(?:[0-9a-f]{1,4}-){7}[0-9a-f]{1,4}")
+_V6_LABEL_CHARACTERS = frozenset("0123456789abcdef-")
 
 
 def embedded_addresses(label_part: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
@@ -286,9 +288,13 @@ def embedded_addresses(label_part: str) -> list[ipaddress.IPv4Address | ipaddres
                 found.append(address)
     for m in _V4_HEX.finditer(label_part):
         found.append(ipaddress.IPv4Address(int(m.group(1), 16)))
-    for m in _V6_DASHED.finditer(label_part):
+    for label in label_part.split("."):
+        if not label or not _V6_LABEL_CHARACTERS.issuperset(label):
+            continue
+        if "--" not in label and _V6_GROUPS.fullmatch(label) is None:
+            continue
         try:
-            found.append(ipaddress.IPv6Address(m.group(1).replace("-", ":")))
+            found.append(ipaddress.IPv6Address(label.replace("-", ":")))
         except ValueError:
             continue
     return found
@@ -330,13 +336,14 @@ def onion_service(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
 def internal_target(target: ParsedURL, ctx: CheckContext) -> str | None:
     """What makes ``target`` a place inside the user's network, or None."""
     # UV210 and UV214 both ask about the URL a link carries: answered once per URL (the
-    # memo holds the target it was computed for, as the carried URLs' memo does).
+    # memo holds the href of the target it was computed for, a value, as the carried URLs'
+    # memo does: two equal targets get one answer, and two distinct ones never share it).
     memo = ctx.memo.get("internal")
-    if memo is not None and memo[0] is target:
+    if memo is not None and memo[0] == target.href:
         known: str | None = memo[1]
         return known
     what = _internal_target(target, ctx)
-    ctx.memo["internal"] = (target, what)
+    ctx.memo["internal"] = (target.href, what)
     return what
 
 
@@ -388,10 +395,11 @@ def internal_target_in_parameter(url: ParsedURL | None, ctx: CheckContext) -> It
         return
     local = ctx.server is not None and ctx.server.is_local
     # A listed redirector's destination is UV213's, which vets it in full.
-    redirect = redirector_destination(url, ctx)
-    for item in carried(url, ctx):
+    # By position: two copies of one parameter are two items, equal but both read.
+    redirect = redirector_position(url, ctx)
+    for position, item in enumerate(carried(url, ctx)):
         target = item.target
-        if item is redirect or target.scheme not in ("http", "https"):
+        if position == redirect or target.scheme not in ("http", "https"):
             continue
         if is_loopback_host(target) and (local or item.name == "redirect_uri"):
             continue

@@ -521,19 +521,29 @@ def carried(url: ParsedURL, ctx: CheckContext) -> tuple[CarriedURL, ...]:
 def redirector_destination(url: ParsedURL, ctx: CheckContext) -> CarriedURL | None:
     """The URL a listed redirector page forwards to (its first destination parameter that holds
     an absolute URL), or None when ``url`` is no redirector or carries none."""
+    items, position = _carried_analysis(url, ctx)
+    return None if position is None else items[position]
+
+
+def redirector_position(url: ParsedURL, ctx: CheckContext) -> int | None:
+    """Where :func:`redirector_destination` stands in :func:`carried` (its index), or None.
+
+    Rules that leave the redirector's destination to UV213 skip it by this position: items
+    are values, and a second copy of the same parameter is an equal item of its own."""
     return _carried_analysis(url, ctx)[1]
 
 
-_NOTHING_CARRIED: tuple[tuple[CarriedURL, ...], CarriedURL | None] = ((), None)
+_NOTHING_CARRIED: tuple[tuple[CarriedURL, ...], int | None] = ((), None)
 
 
 def _carried_analysis(
     url: ParsedURL, ctx: CheckContext
-) -> tuple[tuple[CarriedURL, ...], CarriedURL | None]:
-    # Four rules ask; the answer is computed once per URL.
+) -> tuple[tuple[CarriedURL, ...], int | None]:
+    # Four rules ask; the answer is computed once per URL, kept by the URL's href (a value:
+    # the answer is a function of the parse, and the parse a function of the href).
     memo = ctx.memo.get("carried")
-    if memo is not None and memo[0] is url:
-        answer: tuple[tuple[CarriedURL, ...], CarriedURL | None] = memo[1]
+    if memo is not None and memo[0] == url.href:
+        answer: tuple[tuple[CarriedURL, ...], int | None] = memo[1]
         return answer
     if not url.search or not may_carry(url.search):
         return _NOTHING_CARRIED
@@ -542,7 +552,9 @@ def _carried_analysis(
     if items:
         params = redirector_parameters(url, ctx.settings)
         if params:
-            redirect = next((i for i in items if i.depth == 1 and i.name in params), None)
+            redirect = next(
+                (n for n, i in enumerate(items) if i.depth == 1 and i.name in params), None
+            )
     answer = (items, redirect)
-    ctx.memo["carried"] = (url, answer)
+    ctx.memo["carried"] = (url.href, answer)
     return answer

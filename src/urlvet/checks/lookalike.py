@@ -44,12 +44,14 @@ def _report(url: ParsedURL | None, ctx: CheckContext) -> LookalikeReport | None:
     kept in the context for the other five (the analysis is the cost of this family)."""
     if url is None or url.host_kind is not HostKind.DOMAIN or not url.host:
         return None
+    # Kept by the URL's href, a value: the analysis is a function of the parse, and the parse
+    # of the href (never the object it came in).
     memo = ctx.memo.get("lookalike")
-    if memo is not None and memo[0] is url:
+    if memo is not None and memo[0] == url.href:
         report: LookalikeReport = memo[1]
         return report
     report = _index(ctx).analyze(url, _server_domain(ctx))
-    ctx.memo["lookalike"] = (url, report)
+    ctx.memo["lookalike"] = (url.href, report)
     return report
 
 

@@ -25,6 +25,7 @@ from urlvet.checks.base import (
     compared_site,
     host_matches,
     redirector_destination,
+    redirector_position,
     rule,
 )
 from urlvet.findings import Finding, Severity
@@ -152,8 +153,9 @@ def open_redirect(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     destination from its parameter (percent-decoded as many times as it was encoded; Bing's
     `a1` + base64url undone), reports it, and vets it as if it had been the link: the
     destination's findings are listed in the evidence and the finding takes the severity of the
-    worst of them (low when there are none). A destination on the redirector's own site is left
-    alone. Redirectors inside redirectors are followed up to three hops. A policy severity
+    worst of them (low when there are none). For a destination on the redirector's own site,
+    only where it sends the browser next counts (a redirect, a shortener, an unsafe parameter
+    of its own), as for UV214. Redirectors inside redirectors are followed up to three hops. A policy severity
     override for this code replaces the destination's severity too.
 
     ## Why is this bad?
@@ -171,13 +173,20 @@ def open_redirect(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     if item is None:
         return
     target = item.target
-    if target.host_kind is HostKind.DOMAIN and compared_site(target) == compared_site(url):
+    same_site = target.host_kind is HostKind.DOMAIN and compared_site(target) == compared_site(url)
+    if same_site and ctx.destinations is None:
         return
     counted: list[Finding] = []
     final = target.href
     if ctx.destinations is not None:
         nested = ctx.destinations.destination_findings(item.value.strip(), ctx.hops + 1)
         counted = _counted(nested)
+        if same_site:
+            # A hop within the redirector's own site: its pages are judged with the link, but
+            # where that hop sends the browser next (a redirect of its own) still counts.
+            counted = [f for f in counted if f.code in _ONWARD]
+            if not counted:
+                return
         for f in nested:
             if f.code == "UV213" and isinstance(f.evidence.get("final_destination"), str):
                 final = f.evidence["final_destination"]
@@ -229,10 +238,12 @@ def unsafe_destination_in_parameter(url: ParsedURL | None, ctx: CheckContext) ->
     items = carried(url, ctx)
     if not items:
         return
-    redirect = redirector_destination(url, ctx)
-    for item in items:
+    # By position, never by identity: a second copy of the redirector's parameter is equal
+    # to the first, and is read here all the same.
+    redirect = redirector_position(url, ctx)
+    for position, item in enumerate(items):
         # Deeper URLs are vetted inside the one that carries them, so that they count once.
-        if item.depth != 1 or item is redirect or item.name.lower() not in REDIRECT_PARAMETERS:
+        if item.depth != 1 or position == redirect or item.name.lower() not in REDIRECT_PARAMETERS:
             continue
         target = item.target
         if target.scheme in ("http", "https"):
