@@ -135,7 +135,7 @@ def test_hostile_tails_get_the_verdicts_of_the_reference(which: str, tmp_path: P
     if which == "default":
         source, policy = OFFLINE, Policy.model_validate(OFFLINE)
     elif which == "strict":
-        source = ROOT / "rules" / "strict.yaml"
+        source = ROOT / "src" / "urlvet" / "policies" / "strict.yaml"
         policy = load_policy(source)
     else:
         source = _custom_policy(tmp_path)
@@ -169,8 +169,8 @@ def test_the_reference_keeps_no_memo() -> None:
         "import urlvet.url as u; from urlvet import Vetter, Policy;"
         "v = Vetter(Policy(dns={'enabled': False}));"
         "[v.vet_offline('https://a.example/?next=http://10.0.0.1/') for _ in range(3)];"
-        "print(u.head_url.cache_info().maxsize, u._domain_facts.cache_info().currsize,"
-        " len(v._host_cache))"
+        "print(u._kept_first_item.cache_info().maxsize, u._domain_facts.cache_info().currsize,"
+        " sum(len(m) for m in v.memos.values()))"
     )
     env = {**os.environ, "URLVET_MEMOS": "off", "PYTHONPATH": f"{_SRC}{os.pathsep}{_TESTS}"}
     done = subprocess.run(
