@@ -177,11 +177,14 @@ def _dashes_hook(tmp: Path, k: int) -> Callable[[], int]:
 
 
 def _parens(tmp: Path, k: int) -> Callable[[], int]:
-    return _audit(tmp, f"par{k}.log", "see https://a.example/x" + ")" * (16_000 * k) + "\n")
+    line = "see https://a.example/x" + ")" * (16_000 * k) + "\n"
+    # As free text (a first line longer than the 8 KiB sniffed would be taken for a URL list).
+    return _audit(tmp, f"par{k}.log", line, "--input-kind", "text")
 
 
 def _dots(tmp: Path, k: int) -> Callable[[], int]:
-    return _audit(tmp, f"dot{k}.log", "see https://a.example/x" + "." * (125_000 * k) + "\n")
+    line = "see https://a.example/x" + "." * (125_000 * k) + "\n"
+    return _audit(tmp, f"dot{k}.log", line, "--input-kind", "text")
 
 
 def _dots_jsonl(tmp: Path, k: int) -> Callable[[], int]:
@@ -201,7 +204,7 @@ def _token_parameters(tmp: Path, k: int) -> Callable[[], int]:
 
 def _userinfo_run(tmp: Path, k: int) -> Callable[[], int]:
     text = "see https://x@" + "a1" * (4_096 * k) + "\n"
-    return _audit(tmp, f"at{k}.log", text)
+    return _audit(tmp, f"at{k}.log", text, "--input-kind", "text")
 
 
 def _toml_key(tmp: Path, k: int) -> Callable[[], int]:

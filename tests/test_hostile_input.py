@@ -303,3 +303,15 @@ def test_a_urls_trailing_punctuation_is_cut_as_before(tail: str) -> None:
 def test_the_verdict_on_a_hostile_host_is_unchanged_by_the_linear_scanners() -> None:
     assert OFFLINE.vet("https://" + "-" * 4000 + "1-2-3-4--.nip.io/").decision is Decision.BLOCK
     assert "UV204" in OFFLINE.vet("https://fe80--1.sslip.io/").codes
+
+
+def test_a_first_line_longer_than_the_sniffed_head_decides_the_input_kind(tmp_path: Path) -> None:
+    text = tmp_path / "a.log"
+    text.write_text("see https://a.example/x" + ")" * 20_000 + "\n", encoding="utf-8")
+    message = _elicit("http://10.0.0.1/") | {"pad": "x" * 20_000}
+    jsonl = tmp_path / "b.log"
+    jsonl.write_text(json.dumps(message) + "\n", encoding="utf-8")
+    url = tmp_path / "c.log"
+    url.write_text("https://a.example/" + "a" * 20_000 + "\n", encoding="utf-8")
+    kinds = [audit_jsonl(p)[1][0]["input"] for p in (text, jsonl, url)]
+    assert kinds == ["text", "mcp:elicitation/create", "url-list"]

@@ -9,18 +9,23 @@ sign-in page and a shortener, under the default, the strict and a custom policy 
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
 
-from support.reference import reference_verdicts
+from support.reference import SRC, TESTS, Case, reference_case_verdicts, reference_verdicts
 from urlvet import Decision, Policy, Vetter
 from urlvet.checks.redirects import REDIRECT_PARAMETERS
 from urlvet.evaluate import default_corpus_files, load_cases
 from urlvet.policy import load_policy
+from urlvet.server import as_server
 
 ROOT = Path(__file__).resolve().parent.parent
 OFFLINE: dict[str, Any] = {"dns": {"enabled": False}}
@@ -145,6 +150,28 @@ def test_hostile_tails_get_the_verdicts_of_the_reference(which: str, tmp_path: P
     assert not bad, "\n".join(bad[:20])
 
 
+def test_corpus_cases_with_their_policies_servers_and_messages_get_the_reference() -> None:
+    groups: dict[str, tuple[dict[str, Any], list[Case]]] = {}
+    for case in load_cases(default_corpus_files()):
+        policy = {**OFFLINE, **(case.policy or {})}
+        _, cases = groups.setdefault(json.dumps(policy, sort_keys=True), (policy, []))
+        for server in (case.server, None, "stdio"):
+            cases.append((case.url, server, case.server_name if server else None, case.message))
+    reference = reference_case_verdicts(list(groups.values()))
+    bad: list[str] = []
+    for (policy, cases), want in zip(groups.values(), reference, strict=True):
+        vetter = Vetter(Policy.model_validate(policy))
+        for (url, server, name, message), expected in zip(cases, want, strict=True):
+            asked = as_server(server, name=name) if server else None
+            got = vetter.vet_offline(url, asked, message=message).to_json_dict()
+            if got != expected:
+                bad.append(
+                    f"{url[:200]!r} from {server}: {got['decision']} with memos, "
+                    f"{expected['decision']} with every memo off"
+                )
+    assert not bad, "\n".join(bad[:20])
+
+
 def test_two_copies_of_a_carried_redirect_are_both_vetted() -> None:
     reference = reference_verdicts(OFFLINE, SHARED_PARAMETER_URLS, [None])[None]
     vetter = Vetter(Policy.model_validate(OFFLINE))
@@ -159,12 +186,6 @@ def test_two_copies_of_a_carried_redirect_are_both_vetted() -> None:
 
 
 def test_the_reference_keeps_no_memo() -> None:
-    import os
-    import subprocess
-    import sys
-
-    from support.reference import _SRC, _TESTS  # the same paths the reference runs with
-
     probe = (
         "import urlvet.url as u; from urlvet import Vetter, Policy;"
         "v = Vetter(Policy(dns={'enabled': False}));"
@@ -172,7 +193,7 @@ def test_the_reference_keeps_no_memo() -> None:
         "print(u._kept_first_item.cache_info().maxsize, u._domain_facts.cache_info().currsize,"
         " sum(len(m) for m in v.memos.values()))"
     )
-    env = {**os.environ, "URLVET_MEMOS": "off", "PYTHONPATH": f"{_SRC}{os.pathsep}{_TESTS}"}
+    env = {**os.environ, "URLVET_MEMOS": "off", "PYTHONPATH": f"{SRC}{os.pathsep}{TESTS}"}
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True
     )

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import os
 import re
 import tomllib
 from collections.abc import Mapping
@@ -999,7 +998,7 @@ def _with_feed_paths(source: _Source, path: Path) -> dict[str, Any]:
                 continue
             # Absolute: the policy travels to pool and Spark workers, whose working
             # directory need not be the one the policy was named from.
-            full = Path(os.path.abspath(path.parent / written))
+            full = (path.parent / written).absolute()
             if not full.is_file():
                 line = source.lines.get((section, key, str(i)), 1)
                 raise PolicyError(f"{path}:{line}: {section}.{key}: no such feed file {written!r}")
@@ -1017,7 +1016,7 @@ def _anchor_paths(data: dict[str, Any], path: Path) -> None:
     if isinstance(tls, dict) and isinstance(tls.get("ca_file"), str):
         ca_file = Path(tls["ca_file"]).expanduser()
         if not ca_file.is_absolute():
-            data["tls"] = {**tls, "ca_file": os.path.abspath(path.parent / ca_file)}
+            data["tls"] = {**tls, "ca_file": str((path.parent / ca_file).absolute())}
 
 
 def read_policy_source(path: Path) -> _Source:

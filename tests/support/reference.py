@@ -17,8 +17,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-_TESTS = Path(__file__).resolve().parent.parent
-_SRC = _TESTS.parent / "src"
+TESTS = Path(__file__).resolve().parent.parent
+"""The tests directory (the reference imports this module from there)."""
+SRC = TESTS.parent / "src"
+"""The sources the reference runs: this checkout's."""
+
+
+Case = tuple[str, str | None, str | None, str | None]
+"""A URL to vet: (url, server, the server's configured name, the server's message)."""
 
 
 def reference_verdicts(
@@ -28,16 +34,28 @@ def reference_verdicts(
 ) -> dict[str | None, list[dict[str, Any]]]:
     """Per server, the offline verdict on each of ``urls`` (``Verdict.to_json_dict()``) under
     ``policy`` (a Policy's data, or a policy file), with every memo off."""
-    job = {
-        "policy": str(policy) if isinstance(policy, str | Path) else policy,
-        "file": isinstance(policy, str | Path),
-        "urls": urls,
-        "servers": servers,
-    }
+    groups = [(policy, [(url, server, None, None) for url in urls]) for server in servers]
+    answer = reference_case_verdicts(groups)
+    return dict(zip(servers, answer, strict=True))
+
+
+def reference_case_verdicts(
+    groups: list[tuple[dict[str, Any] | str | Path, list[Case]]],
+) -> list[list[dict[str, Any]]]:
+    """For each group of a policy (data, or a policy file) and its cases, the offline verdict
+    on each case (``Verdict.to_json_dict()``), with every memo off: one process for all."""
+    job = [
+        {
+            "policy": str(policy) if isinstance(policy, str | Path) else policy,
+            "file": isinstance(policy, str | Path),
+            "cases": cases,
+        }
+        for policy, cases in groups
+    ]
     env = {
         **os.environ,
         "URLVET_MEMOS": "off",
-        "PYTHONPATH": os.pathsep.join([str(_SRC), str(_TESTS), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join([str(SRC), str(TESTS), os.environ.get("PYTHONPATH", "")]),
     }
     done = subprocess.run(
         [sys.executable, "-m", "support.reference"],
@@ -49,9 +67,7 @@ def reference_verdicts(
     )
     if done.returncode != 0:
         raise RuntimeError(f"the reference run failed:\n{done.stderr[-4000:]}")
-    answer: dict[str | None, list[dict[str, Any]]] = {}
-    for server, verdicts in zip(servers, json.loads(done.stdout), strict=True):
-        answer[server] = verdicts
+    answer: list[list[dict[str, Any]]] = json.loads(done.stdout)
     return answer
 
 
@@ -59,15 +75,22 @@ def _main() -> None:
     from urlvet import Policy, Vetter
     from urlvet.memo import MEMOS_ON
     from urlvet.policy import load_policy
+    from urlvet.server import as_server
 
     assert not MEMOS_ON, "the reference runs with every memo off"
-    job = json.load(sys.stdin)
-    policy = load_policy(job["policy"]) if job["file"] else Policy.model_validate(job["policy"])
-    vetter = Vetter(policy)
-    out = [
-        [vetter.vet_offline(url, server).to_json_dict() for url in job["urls"]]
-        for server in job["servers"]
-    ]
+    out = []
+    for group in json.load(sys.stdin):
+        source = group["policy"]
+        policy = load_policy(source) if group["file"] else Policy.model_validate(source)
+        vetter = Vetter(policy)
+        out.append(
+            [
+                vetter.vet_offline(
+                    url, as_server(server, name=name) if server else None, message=message
+                ).to_json_dict()
+                for url, server, name, message in group["cases"]
+            ]
+        )
     json.dump(out, sys.stdout)
 
 

@@ -242,12 +242,17 @@ def sniff_kind(name: str, head: bytes) -> InputKind:
         return "text"
     text = head.decode("utf-8", "replace").removeprefix("\ufeff")
     lines = text.splitlines()
-    if len(head) >= SNIFF_BYTES and lines:
-        lines = lines[:-1]  # the last line may be cut short
+    # The last line may be cut short; it is left out unless it is the only one (a first line
+    # longer than the head is still a line of its file, and read as one).
+    cut = len(head) >= SNIFF_BYTES and len(lines) == 1
+    if len(head) >= SNIFF_BYTES and len(lines) > 1:
+        lines = lines[:-1]
     sample = [s for s in (ln.strip(ASCII_WS) for ln in lines) if s and not s.startswith("#")]
     sample = sample[:20]
     if not sample:
         return "urls"
+    if sample[0][0] in "{[" and cut:
+        return "jsonl"  # the start of a JSON value too long to parse from the head
     if sample[0][0] in "{[":
         try:
             json.loads(sample[0])

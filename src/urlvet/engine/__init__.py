@@ -124,7 +124,8 @@ class Vetter:
         """A Vetter for ``policy`` (the default policy when None).
 
         ``host_cache_size``: how many entries each of its two memos keeps (see the module's
-        docstring); 0 runs every rule on every URL.
+        docstring); 0 runs every rule on every URL, and so does every Vetter when
+        ``URLVET_MEMOS=off`` (see :mod:`urlvet.memo`).
         """
         chosen = policy if policy is not None else Policy()
         compiled = chosen.compiled
