@@ -31,11 +31,9 @@ from urlvet.engine.facts import URLFacts, facts_of
 from urlvet.engine.memo import Memo
 from urlvet.engine.plan import KeyFn, Plan, key_reader, plan
 from urlvet.engine.verdicts import (
-    built_verdict,
     finding_of,
     order,
-    tls_facts,
-    validate_verdict,
+    verdict_of,
 )
 from urlvet.findings import Decision, Finding, Verdict
 from urlvet.policy import CompiledPolicy, Policy
@@ -209,9 +207,7 @@ class Vetter:
         compiled = self._compiled
         facts = facts_of(url, hops, compiled.settings)
         parsed = facts.url
-        # The rules read the URL only through their views of its facts: the context holds
-        # what is the same for every URL of this server.
-        ctx = url_context(compiled.settings, server, "", None, None, self, 0)
+        ctx = self._context if server is None else self._context_for(server)
         findings: list[Finding] = []
         shared = self._plan
         if parsed is None:
@@ -237,6 +233,14 @@ class Vetter:
         if message:
             findings.extend(self._judge_message(facts, server, message))
         return _Offline(facts.raw, parsed, ctx, findings, message)
+
+    @cached_property
+    def _context(self) -> CheckContext:
+        return self._context_for(None)  # the same for every URL no server asked for
+
+    def _context_for(self, server: Server | None) -> CheckContext:
+        # The rules read the URL only through their views of its facts: no URL text here.
+        return url_context(self._compiled.settings, server, "", None, None, self, 0)
 
     def _judge(
         self, rules: Iterable[Rule], facts: URLFacts, ctx: CheckContext
@@ -354,26 +358,9 @@ class Vetter:
         if len(findings) > 1:
             findings.sort(key=order)
         decision = self._compiled.decide([f.severity for f in findings])
-        url = state.url
         server = state.ctx.server
-        # The TLS facts are the one value given as a dict (the model makes TlsFacts of it):
-        # without them every value is already of its field's type.
-        build = validate_verdict if probe is not None else built_verdict
-        verdict: Verdict = build(
-            {
-                "url": state.raw,
-                "href": url.href if url is not None else None,
-                "decision": decision,
-                "findings": tuple(findings),
-                "host": url.host if url is not None and url.host else None,
-                "host_unicode": url.host_unicode if url is not None and url.host else None,
-                "host_kind": url.host_kind.value if url is not None else None,
-                "registrable_domain": url.registrable_domain if url is not None else None,
-                "server": server.label() if server is not None else None,
-                "tls": tls_facts(probe) if probe is not None else None,
-            }
-        )
-        return verdict
+        label = server.label() if server is not None else None
+        return verdict_of(state.raw, state.url, decision, tuple(findings), label, probe)
 
 
 _DEFAULT: list[Vetter] = []

@@ -47,14 +47,28 @@ KeyFn = Callable[[ParsedURL, URLFacts], tuple[Any, ...]]
 """What reads a memo's key (but the server) from a URL's parse and facts."""
 
 
+STANDS_FOR = {
+    "has_userinfo": ("username", "password"),
+    "effective_port": ("scheme", "port"),
+    "is_special": ("scheme",),
+}
+"""The parse's properties that are functions of its fields: in a key, the fields stand for
+them (a field is read where a property would be computed)."""
+
+
 def key_reader(names: tuple[str, ...]) -> KeyFn:
     """What reads the facts ``names`` of a URL as one tuple: a memo's key. Every fact of the
     host is a function of the host and its kind, so those two stand for all that are read;
-    the parse's fields are read from the parse itself, the other facts from the facts."""
-    parts = [n for n in names if n in URL_PARTS and n not in HOST_FACTS]
-    derived = [n for n in names if n not in URL_PARTS]
+    the parse's fields are read from the parse itself (for a property of the parse, the
+    fields it is computed from), the other facts from the facts."""
+    fields: dict[str, None] = {}
     if any(n in HOST_FACTS for n in names):
-        parts = ["host", "host_kind", *parts]
+        fields.update({"host": None, "host_kind": None})
+    for n in names:
+        if n in URL_PARTS and n not in HOST_FACTS:
+            fields.update(dict.fromkeys(STANDS_FOR.get(n, (n,))))
+    parts = list(fields)
+    derived = [n for n in names if n not in URL_PARTS]
     read_parts = attrgetter(*parts) if len(parts) > 1 else None
     read_derived = attrgetter(*derived) if len(derived) > 1 else None
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from urlvet.checks.base import Hit, Rule
-from urlvet.findings import Finding, Severity, Verdict, frozen_evidence
+from urlvet.findings import Decision, Finding, Severity, Verdict, frozen_evidence
 
 if TYPE_CHECKING:
     from urlvet.tls import Probe
+    from urlvet.url import ParsedURL
 
 _VERDICT_FIELDS = frozenset(Verdict.model_fields)
 
@@ -98,3 +99,32 @@ def as_text(url: Any) -> tuple[str, str | None]:
                 "utf-8", "replace"
             ), f"the URL is not valid UTF-8 ({exc.reason})"
     return repr(url), f"a URL must be text, not {type(url).__name__}"
+
+
+def verdict_of(
+    raw: str,
+    url: ParsedURL | None,
+    decision: Decision,
+    findings: tuple[Finding, ...],
+    server: str | None,
+    probe: Probe | None,
+) -> Verdict:
+    """The verdict on ``raw`` (parsed as ``url``), from values the engine made."""
+    # The TLS facts are the one value given as a dict (the model makes TlsFacts of it):
+    # without them every value is already of its field's type.
+    build = validate_verdict if probe is not None else built_verdict
+    verdict: Verdict = build(
+        {
+            "url": raw,
+            "href": url.href if url is not None else None,
+            "decision": decision,
+            "findings": findings,
+            "host": url.host if url is not None and url.host else None,
+            "host_unicode": url.host_unicode if url is not None and url.host else None,
+            "host_kind": url.host_kind.value if url is not None else None,
+            "registrable_domain": url.registrable_domain if url is not None else None,
+            "server": server,
+            "tls": tls_facts(probe) if probe is not None else None,
+        }
+    )
+    return verdict
