@@ -172,6 +172,16 @@ def test_corpus_cases_with_their_policies_servers_and_messages_get_the_reference
     assert not bad, "\n".join(bad[:20])
 
 
+def test_the_external_corpora_get_the_verdicts_of_the_reference() -> None:
+    from support.corpora import external_inputs
+
+    urls = external_inputs()
+    assert len(urls) > 1000
+    reference = reference_verdicts(OFFLINE, urls, SERVERS)
+    bad = _mismatches(Policy.model_validate(OFFLINE), reference, urls)
+    assert not bad, "\n".join(bad[:20])
+
+
 def test_two_copies_of_a_carried_redirect_are_both_vetted() -> None:
     reference = reference_verdicts(OFFLINE, SHARED_PARAMETER_URLS, [None])[None]
     vetter = Vetter(Policy.model_validate(OFFLINE))
@@ -190,8 +200,8 @@ def test_the_reference_keeps_no_memo() -> None:
         "import urlvet.url as u; from urlvet import Vetter, Policy;"
         "v = Vetter(Policy(dns={'enabled': False}));"
         "[v.vet_offline('https://a.example/?next=http://10.0.0.1/') for _ in range(3)];"
-        "print(u.head_url.cache_info().maxsize, u._domain_facts.cache_info().currsize,"
-        " len(v._host_cache))"
+        "print(u._kept_first_item.cache_info().maxsize, u._domain_facts.cache_info().currsize,"
+        " sum(len(m) for m in v.memos.values()))"
     )
     env = {**os.environ, "URLVET_MEMOS": "off", "PYTHONPATH": f"{SRC}{os.pathsep}{TESTS}"}
     done = subprocess.run(

@@ -14,10 +14,9 @@ from typing import Any
 from urlvet import psl
 from urlvet.addresses import AddressClass, classify, in_networks
 from urlvet.checks.base import (
-    DOMAIN_HOSTS,
-    IP_HOSTS,
     CheckContext,
     CheckSettings,
+    Facts,
     Hit,
     allowed_domain,
     carried,
@@ -126,9 +125,13 @@ def _local_callback(url: ParsedURL, ctx: CheckContext) -> bool:
 
 
 @rule(
-    "UV201", "non-public-address-literal", Severity.CRITICAL, cwe=918, hosts=IP_HOSTS, per_host=True
+    "UV201",
+    "non-public-address-literal",
+    Severity.CRITICAL,
+    cwe=918,
+    reads={"ip", "host", "host_kind", "host_for_display"},
 )
-def non_public_address_literal(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def non_public_address_literal(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """An IP-address host in a range that is not globally reachable, in any spelling.
 
     ## What it does
@@ -162,8 +165,8 @@ def non_public_address_literal(url: ParsedURL | None, ctx: CheckContext) -> Iter
     )
 
 
-@rule("UV202", "localhost-name", Severity.CRITICAL, cwe=918, hosts=DOMAIN_HOSTS, per_host=True)
-def localhost_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule("UV202", "localhost-name", Severity.CRITICAL, cwe=918, reads={"host", "host_kind", "ip"})
+def localhost_name(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """The host `localhost` or a name under `.localhost`.
 
     ## What it does
@@ -186,8 +189,14 @@ def localhost_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
         )
 
 
-@rule("UV203", "internal-name", Severity.HIGH, cwe=918, hosts=DOMAIN_HOSTS, per_host=True)
-def internal_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule(
+    "UV203",
+    "internal-name",
+    Severity.HIGH,
+    cwe=918,
+    reads={"host", "host_kind", "registrable_domain"},
+)
+def internal_name(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A host name that only resolves inside a private network.
 
     ## What it does
@@ -305,8 +314,8 @@ def embedded_addresses(label_part: str) -> list[ipaddress.IPv4Address | ipaddres
 NEVER_RESOLVED_TLDS = frozenset({"onion"})
 
 
-@rule("UV209", "onion-service", Severity.MEDIUM, hosts=DOMAIN_HOSTS, per_host=True)
-def onion_service(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule("UV209", "onion-service", Severity.MEDIUM, reads={"host", "host_kind"})
+def onion_service(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A Tor onion service (`.onion`).
 
     ## What it does
@@ -335,19 +344,6 @@ def onion_service(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
 
 def internal_target(target: ParsedURL, ctx: CheckContext) -> str | None:
     """What makes ``target`` a place inside the user's network, or None."""
-    # UV210 and UV214 both ask about the URL a link carries: answered once per URL (the
-    # memo holds the href of the target it was computed for, a value, as the carried URLs'
-    # memo does: two equal targets get one answer, and two distinct ones never share it).
-    memo = ctx.memo.get("internal")
-    if memo is not None and memo[0] == target.href:
-        known: str | None = memo[1]
-        return known
-    what = _internal_target(target, ctx)
-    ctx.memo["internal"] = (target.href, what)
-    return what
-
-
-def _internal_target(target: ParsedURL, ctx: CheckContext) -> str | None:
     if target.ip is not None:
         cls = classify(target.ip)
         if cls.globally_reachable or in_any(target.ip, ctx.settings.allowed_networks):
@@ -369,11 +365,16 @@ def _internal_target(target: ParsedURL, ctx: CheckContext) -> str | None:
     "internal-target-in-parameter",
     Severity.MEDIUM,
     cwe=601,
-    hosts=DOMAIN_HOSTS,
-    plain_tail=True,
-    reads_query=True,
+    reads={
+        "host",
+        "host_kind",
+        "host_for_display",
+        "registrable_domain",
+        "carried",
+        "redirect_position",
+    },
 )
-def internal_target_in_parameter(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def internal_target_in_parameter(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A query parameter that holds a URL inside the user's network.
 
     ## What it does
@@ -391,7 +392,7 @@ def internal_target_in_parameter(url: ParsedURL | None, ctx: CheckContext) -> It
     `https://307.r3dir.me/--to/?url=http://localhost`,
     `https://www.example.com/out?next=http%3A%2F%2F192.168.1.1%2Fadmin`.
     """
-    if url is None or not url.search:
+    if url is None or not url.carried:
         return
     local = ctx.server is not None and ctx.server.is_local
     # A listed redirector's destination is UV213's, which vets it in full.
@@ -416,8 +417,8 @@ def internal_target_in_parameter(url: ParsedURL | None, ctx: CheckContext) -> It
         return
 
 
-@rule("UV204", "address-in-name", Severity.CRITICAL, cwe=918, hosts=DOMAIN_HOSTS, per_host=True)
-def address_in_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule("UV204", "address-in-name", Severity.CRITICAL, cwe=918, reads={"host", "host_kind"})
+def address_in_name(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A name under a wildcard-DNS service that resolves to an address written in the name.
 
     ## What it does
@@ -501,8 +502,13 @@ def address_in_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
 _REBINDING_SERVICES = frozenset({"rbndr.us"})
 
 
-@rule("UV205", "public-address-literal", Severity.MEDIUM, hosts=IP_HOSTS, per_host=True)
-def public_address_literal(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule(
+    "UV205",
+    "public-address-literal",
+    Severity.MEDIUM,
+    reads={"ip", "host", "host_kind", "host_for_display"},
+)
+def public_address_literal(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A public IP address instead of a name.
 
     ## What it does
@@ -555,11 +561,9 @@ def raw_host(raw: str) -> str | None:
     "obfuscated-address",
     Severity.HIGH,
     cwe=180,
-    hosts=IP_HOSTS,
-    plain_tail=True,
-    plain_query=True,
+    reads={"host", "host_kind", "ip", "host_as_written"},
 )
-def obfuscated_address(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def obfuscated_address(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """An IP-address host written in a disguised spelling.
 
     ## What it does
@@ -577,7 +581,7 @@ def obfuscated_address(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
     """
     if url is None or url.ip is None:
         return
-    written = raw_host(ctx.raw)
+    written = url.host_as_written
     if written is None:
         return
     if url.host_kind is HostKind.IPV4:
@@ -604,8 +608,14 @@ def obfuscated_address(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
 _IPV4_IN_IPV6_FORMS = frozenset({"ipv4-mapped", "ipv4-compatible", "ipv4-translated"})
 
 
-@rule("UV207", "blocked-network", Severity.CRITICAL, cwe=918, hosts=IP_HOSTS, per_host=True)
-def blocked_network(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule(
+    "UV207",
+    "blocked-network",
+    Severity.CRITICAL,
+    cwe=918,
+    reads={"host", "host_kind", "host_for_display", "ip"},
+)
+def blocked_network(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """An IP-address host in a network the policy blocks.
 
     ## What it does
@@ -649,8 +659,8 @@ def blocked_network(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     )
 
 
-@rule("UV208", "blocked-domain", Severity.CRITICAL, hosts=DOMAIN_HOSTS, per_host=True)
-def blocked_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule("UV208", "blocked-domain", Severity.CRITICAL, reads={"host", "host_kind", "host_unicode"})
+def blocked_domain(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A host the policy blocks.
 
     ## What it does
@@ -705,14 +715,8 @@ def _no_listed_urls(settings: CheckSettings) -> bool:
     return not settings.blocked_urls and not settings.blocked_url_feeds
 
 
-@rule(
-    "UV211",
-    "blocked-url",
-    Severity.CRITICAL,
-    plain_tail=_no_listed_urls,
-    plain_query=_no_listed_urls,
-)
-def blocked_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule("UV211", "blocked-url", Severity.CRITICAL, reads={"href"})
+def blocked_url(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A URL the policy blocks.
 
     ## What it does

@@ -6,10 +6,9 @@ import re
 from collections.abc import Iterator
 
 from urlvet.checks.base import (
-    DOMAIN_HOSTS,
-    IP_HOSTS,
     CheckContext,
     CheckSettings,
+    Facts,
     Hit,
     carried,
     clip,
@@ -28,9 +27,10 @@ from urlvet.url import (
 )
 
 
-def trusted_third_party(url: ParsedURL, ctx: CheckContext) -> str | None:
-    """The policy entry that vouches for this URL as a trusted third party, or None."""
-    for key, prefix in _trusted_entries(url, ctx.settings):
+def trusted_third_party(url: ParsedURL, settings: CheckSettings) -> str | None:
+    """The policy entry that vouches for this URL as a trusted third party, or None: how the
+    fact ``trusted_entry`` is computed."""
+    for key, prefix in _trusted_entries(url, settings):
         if (
             not prefix
             or url.pathname == prefix
@@ -38,14 +38,6 @@ def trusted_third_party(url: ParsedURL, ctx: CheckContext) -> str | None:
         ):
             return key + prefix
     return None
-
-
-def path_decides_trust(url: ParsedURL, settings: CheckSettings) -> bool:
-    """True when a trusted-third-party entry for the URL's host names a path: whether a URL
-    on that host is trusted then depends on its path (``github.com/login/oauth``), so the
-    server rules read the path there (see :attr:`urlvet.checks.base.Rule.reads_plain_tail_on`).
-    """
-    return any(prefix for _, prefix in _trusted_entries(url, settings))
 
 
 def _trusted_entries(url: ParsedURL, settings: CheckSettings) -> Iterator[tuple[str, str]]:
@@ -91,12 +83,17 @@ def _expected_domains(ctx: CheckContext) -> frozenset[str] | None:
     "cross-site-from-server",
     Severity.MEDIUM,
     cwe=601,
-    hosts=DOMAIN_HOSTS | IP_HOSTS,
-    needs_server=True,
-    reads_plain_tail_on=path_decides_trust,
-    plain_query=True,
+    reads={
+        "host",
+        "host_kind",
+        "host_for_display",
+        "registrable_domain",
+        "trusted_entry",
+        "scheme",
+        "ip",
+    },
 )
-def cross_site_from_server(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def cross_site_from_server(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """The URL's site is not the site of the remote server that asked for it.
 
     ## What it does
@@ -117,7 +114,7 @@ def cross_site_from_server(url: ParsedURL | None, ctx: CheckContext) -> Iterator
         return
     if url.host_kind not in (HostKind.DOMAIN, HostKind.IPV4, HostKind.IPV6):
         return
-    if _expected_domains(ctx) is not None or trusted_third_party(url, ctx) is not None:
+    if _expected_domains(ctx) is not None or url.trusted_entry is not None:
         return
     ours, theirs = compared_site(server.parsed), compared_site(url)
     if ours != theirs:
@@ -133,12 +130,9 @@ def cross_site_from_server(url: ParsedURL | None, ctx: CheckContext) -> Iterator
     "server-domain-embedded",
     Severity.HIGH,
     cwe=451,
-    hosts=DOMAIN_HOSTS,
-    needs_server=True,
-    reads_plain_tail_on=path_decides_trust,
-    plain_query=True,
+    reads={"host", "host_kind", "registrable_domain", "trusted_entry", "scheme", "ip"},
 )
-def server_domain_embedded(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def server_domain_embedded(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """The server's own domain written inside a host that belongs to someone else.
 
     ## What it does
@@ -167,7 +161,7 @@ def server_domain_embedded(url: ParsedURL | None, ctx: CheckContext) -> Iterator
     # name's does, nothing below can match (the common case, checked first as it is cheap).
     if not any(name.partition(".")[0] in host for name in names):
         return
-    if trusted_third_party(url, ctx) is not None:
+    if url.trusted_entry is not None:
         return
     tokens = _TOKEN_SPLIT.split(host)
     for name in sorted(names, key=lambda n: (-n.count("."), n)):
@@ -206,12 +200,17 @@ def _under_any(host: str, domains: frozenset[str]) -> bool:
     "UV403",
     "trusted-third-party",
     Severity.INFO,
-    hosts=DOMAIN_HOSTS,
-    needs_server=True,
-    reads_plain_tail_on=path_decides_trust,
-    plain_query=True,
+    reads={
+        "host",
+        "host_kind",
+        "host_for_display",
+        "registrable_domain",
+        "trusted_entry",
+        "scheme",
+        "ip",
+    },
 )
-def trusted_third_party_rule(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def trusted_third_party_rule(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """The URL is on a third party the policy trusts, such as an identity provider.
 
     ## What it does
@@ -229,7 +228,7 @@ def trusted_third_party_rule(url: ParsedURL | None, ctx: CheckContext) -> Iterat
     """
     if url is None or ctx.server is None:
         return
-    entry = trusted_third_party(url, ctx)
+    entry = url.trusted_entry
     if entry is None:
         return
     if ctx.server.registrable_domain and ctx.server.registrable_domain == url.registrable_domain:
@@ -242,9 +241,12 @@ def trusted_third_party_rule(url: ParsedURL | None, ctx: CheckContext) -> Iterat
 
 
 @rule(
-    "UV404", "local-callback", Severity.INFO, needs_server=True, plain_tail=True, plain_query=True
+    "UV404",
+    "local-callback",
+    Severity.INFO,
+    reads={"scheme", "effective_port", "host", "host_kind", "ip"},
 )
-def local_callback(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def local_callback(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A local server sends the user to a page on this computer.
 
     ## What it does
@@ -272,11 +274,17 @@ def local_callback(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     "unexpected-domain-for-server",
     Severity.MEDIUM,
     cwe=601,
-    needs_server=True,
-    reads_plain_tail_on=path_decides_trust,
-    plain_query=True,
+    reads={
+        "host",
+        "host_kind",
+        "host_for_display",
+        "registrable_domain",
+        "trusted_entry",
+        "scheme",
+        "ip",
+    },
 )
-def unexpected_domain_for_server(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def unexpected_domain_for_server(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """The URL is outside the domains the policy expects from this server.
 
     ## What it does
@@ -297,7 +305,7 @@ def unexpected_domain_for_server(url: ParsedURL | None, ctx: CheckContext) -> It
         return
     if url.host_kind is HostKind.DOMAIN and host_matches(url.host, expected):
         return
-    if trusted_third_party(url, ctx) is not None:
+    if url.trusted_entry is not None:
         return
     if ctx.server.is_local and is_loopback_host(url):
         return
@@ -313,12 +321,17 @@ def unexpected_domain_for_server(url: ParsedURL | None, ctx: CheckContext) -> It
     "sign-in-redirect-off-site",
     Severity.MEDIUM,
     cwe=601,
-    hosts=DOMAIN_HOSTS,
-    needs_server=True,
-    plain_tail=True,
-    reads_query=True,
+    reads={
+        "host",
+        "host_kind",
+        "host_for_display",
+        "registrable_domain",
+        "carried",
+        "ip",
+        "scheme",
+    },
 )
-def sign_in_redirect_off_site(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def sign_in_redirect_off_site(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A sign-in on another site whose grant comes back to neither the server nor this computer.
 
     ## What it does
@@ -341,7 +354,7 @@ def sign_in_redirect_off_site(url: ParsedURL | None, ctx: CheckContext) -> Itera
     server = ctx.server
     if url is None or server is None or server.parsed is None or server.is_local:
         return
-    if not url.search:
+    if not url.carried:
         return
     ours = compared_site(server.parsed)
     if compared_site(url) == ours:

@@ -1,0 +1,390 @@
+"""Vet one URL: parse it as a browser does, run the policy's rules, decide. Orchestration only.
+
+A :class:`Vetter` is built once from a policy and shared: it is immutable apart from its DNS
+and TLS caches and its memos, which are safe across threads and tasks. The offline part
+of a vet is pure; DNS, when the policy enables it, and the TLS probe, when the policy asks for
+it, are the only I/O, each bounded by the policy's deadline. The stages run in that order:
+offline rules, DNS, then the TLS probe, only for a URL not already blocked and only to an
+address DNS approved.
+
+The offline rules are shared out by what they declare they read (``Rule.reads``): the rules
+that read only facts of the host are judged once per (host, kind, server); the rules that read
+facts links share (scheme, port, user info, the URLs carried in the query...) once per tuple
+of those facts and the server, those that read the query apart; the rules that read the URL's
+own text run on every URL. Each memo is a :class:`~urlvet.engine.memo.Memo` keyed by values,
+so a verdict can only be shared between URLs that agree on every fact the rules read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from urlvet.checks.addresses import NEVER_RESOLVED_TLDS
+from urlvet.checks.base import (
+    CheckContext,
+    Rule,
+    url_context,
+)
+from urlvet.engine.facts import URLFacts, facts_of
+from urlvet.engine.memo import Memo
+from urlvet.engine.plan import KeyFn, Plan, key_reader, plan
+from urlvet.engine.verdicts import (
+    finding_of,
+    order,
+    verdict_of,
+)
+from urlvet.findings import Decision, Finding, Verdict
+from urlvet.policy import CompiledPolicy, Policy
+from urlvet.server import Server, as_server, is_loopback_host
+from urlvet.url import HostKind, ParsedURL
+
+if TYPE_CHECKING:
+    from urlvet.resolve import Resolution, Resolver
+    from urlvet.tls import Probe, Prober
+
+HOST_CACHE_SIZE = 65_536
+"""How many (host, kind, server) entries a Vetter's host memo keeps: a tuple of findings,
+empty for most; 65,536 of them take a few tens of megabytes at most."""
+LINK_MEMO_SIZE = 16_384
+"""How many tuples of link facts the link memo keeps (at most the host memo's size)."""
+QUERY_MEMO_SIZE = 4_096
+"""How many tuples of facts with the URLs a query carries the query memo keeps (at most the
+host memo's size): a key holds those URLs parsed, a kilobyte or two, and links that carry the
+same URL (one sign-in callback) are few next to those that carry none."""
+
+
+class _Offline(NamedTuple):
+    # A tuple rather than a frozen dataclass: built for every URL, and cheaper to build.
+    raw: str
+    url: ParsedURL | None
+    ctx: CheckContext
+    findings: list[Finding]
+    message: str | None
+
+
+class Vetter:
+    """Vets URLs under one policy. Immutable and safe to share across threads and tasks."""
+
+    __slots__ = (
+        "__dict__",
+        "_compiled",
+        "_host_memo",
+        "_link_key",
+        "_link_memo",
+        "_plan",
+        "_query_key",
+        "_query_memo",
+        "policy",
+    )
+    policy: Policy
+    _compiled: CompiledPolicy
+    _plan: Plan
+    _link_key: KeyFn
+    _host_memo: Memo[tuple[str, HostKind, Server | None], tuple[Finding, ...]]
+    _link_memo: Memo[tuple[Any, ...], tuple[Finding, ...]]
+    _query_key: KeyFn
+    _query_memo: Memo[tuple[Any, ...], tuple[Finding, ...]]
+
+    def __init__(
+        self, policy: Policy | None = None, *, host_cache_size: int = HOST_CACHE_SIZE
+    ) -> None:
+        """A Vetter for ``policy`` (the default policy when None).
+
+        ``host_cache_size``: how many entries each of its memos keeps (see the module's
+        docstring); 0 runs every rule on every URL, and so does every Vetter when
+        ``URLVET_MEMOS=off`` (see :mod:`urlvet.memo`).
+        """
+        chosen = policy if policy is not None else Policy()
+        compiled = chosen.compiled
+        if host_cache_size < 0:
+            raise ValueError("host_cache_size must be 0 or more")
+        shared = plan((*compiled.rules_raw, *compiled.rules_url))
+        object.__setattr__(self, "policy", chosen)
+        object.__setattr__(self, "_compiled", compiled)
+        object.__setattr__(self, "_plan", shared)
+        object.__setattr__(self, "_link_key", key_reader(shared.link_key))
+        object.__setattr__(self, "_host_memo", Memo(host_cache_size))
+        object.__setattr__(self, "_link_memo", Memo(min(host_cache_size, LINK_MEMO_SIZE)))
+        object.__setattr__(self, "_query_key", key_reader(shared.query_key))
+        object.__setattr__(self, "_query_memo", Memo(min(host_cache_size, QUERY_MEMO_SIZE)))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Shared across threads and tasks: a Vetter never changes (its caches aside).
+        raise AttributeError(f"a Vetter is immutable: build a new one instead of setting {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a Vetter is immutable: cannot delete {name!r}")
+
+    @property
+    def compiled(self) -> CompiledPolicy:
+        """The compiled policy."""
+        return self._compiled
+
+    @property
+    def memos(self) -> dict[str, Memo[Any, Any]]:
+        """The Vetter's memos by name (``host``, ``link``, ``query``), for their counts."""
+        return {"host": self._host_memo, "link": self._link_memo, "query": self._query_memo}
+
+    @cached_property
+    def resolver(self) -> Resolver | None:
+        """The DNS resolver (with its cache) when the policy enables DNS, else None."""
+        if not self._compiled.dns_enabled:
+            return None
+        from urlvet.resolve import Resolver
+
+        return Resolver(nameservers=self._compiled.nameservers, timeout=self._compiled.dns_timeout)
+
+    @cached_property
+    def prober(self) -> Prober | None:
+        """The TLS handshake prober (with its cache) when the policy asks for the probe."""
+        if not self._compiled.tls_probe:
+            return None
+        from urlvet.tls import Prober
+
+        return Prober(timeout=self._compiled.tls_timeout, ca_file=self._compiled.tls_ca_file)
+
+    def vet(
+        self, url: str | bytes, server: Server | str | None = None, *, message: str | None = None
+    ) -> Verdict:
+        """The verdict on ``url`` asked for by ``server`` (a Server, a server URL, or "stdio").
+
+        Raises :class:`urlvet.errors.InputError` only for a malformed *server*; any URL, even
+        garbage, gets a verdict.
+        """
+        state = self._offline(url, as_server(server), message)
+        name = self._dns_name(state)
+        resolution = None if name is None else self.resolver.resolve(name)  # type: ignore[union-attr]
+        self._add_dns(state, resolution)
+        target = self._tls_target(state, resolution)
+        probe = None if target is None else self.prober.probe(*target)  # type: ignore[union-attr]
+        return self._finish(state, probe)
+
+    async def avet(
+        self, url: str | bytes, server: Server | str | None = None, *, message: str | None = None
+    ) -> Verdict:
+        """The asyncio twin of :meth:`vet`: DNS lookups do not block the event loop."""
+        state = self._offline(url, as_server(server), message)
+        name = self._dns_name(state)
+        resolution = None if name is None else await self.resolver.aresolve(name)  # type: ignore[union-attr]
+        self._add_dns(state, resolution)
+        target = self._tls_target(state, resolution)
+        probe = None if target is None else await self.prober.aprobe(*target)  # type: ignore[union-attr]
+        return self._finish(state, probe)
+
+    def vet_many(
+        self, urls: Iterable[str | bytes], server: Server | str | None = None
+    ) -> Iterator[Verdict]:
+        """The verdicts on ``urls``, in order, all asked for by ``server``: :meth:`vet` for
+        callers with many URLs (the server is parsed once; hosts that recur are judged once).
+
+        Raises :class:`urlvet.errors.InputError` at once for a malformed *server*.
+        """
+        asked_by = as_server(server)
+        return (self.vet(url, asked_by) for url in urls)
+
+    def vet_offline(
+        self, url: str | bytes, server: Server | str | None = None, *, message: str | None = None
+    ) -> Verdict:
+        """Like :meth:`vet` but never resolves names nor probes, whatever the policy says."""
+        return self._finish(self._offline(url, as_server(server), message), None)
+
+    def vet_destination(self, url: str, depth: int) -> Verdict:
+        """The offline verdict on the URL a link forwards to, ``depth`` redirects in.
+
+        For the rules on redirects: the destination is judged on its own, with no
+        server (how the link relates to the server is judged on the link), and without DNS.
+        """
+        return self._finish(self._offline(url, None, None, depth), None)
+
+    def destination_findings(self, url: str, depth: int) -> tuple[Finding, ...]:
+        """The findings of :meth:`vet_destination`, all that the redirect rules read of it."""
+        findings = self._offline(url, None, None, depth).findings
+        if len(findings) > 1:
+            findings.sort(key=order)
+        return tuple(findings)
+
+    # -- the offline stage -------------------------------------------------------------------
+
+    def _offline(
+        self, url: str | bytes, server: Server | None, message: str | None, hops: int = 0
+    ) -> _Offline:
+        compiled = self._compiled
+        facts = facts_of(url, hops, compiled.settings)
+        parsed = facts.url
+        ctx = self._context if server is None else self._context_for(server)
+        findings: list[Finding] = []
+        shared = self._plan
+        if parsed is None:
+            findings.extend(self._judge(compiled.rules_raw, facts, ctx))
+        else:
+            if shared.host:
+                key = (parsed.host, parsed.host_kind, server)
+                findings.extend(
+                    self._host_memo.get(key, lambda: self._judge(shared.host, facts, ctx))
+                )
+            if shared.link:
+                link_key = (server, self._link_key(parsed, facts))
+                findings.extend(
+                    self._link_memo.get(link_key, lambda: self._judge(shared.link, facts, ctx))
+                )
+            if shared.query:
+                query_key = (server, self._query_key(parsed, facts))
+                findings.extend(
+                    self._query_memo.get(query_key, lambda: self._judge(shared.query, facts, ctx))
+                )
+            if shared.text:
+                findings.extend(self._judge(shared.text, facts, ctx))
+        if message:
+            findings.extend(self._judge_message(facts, server, message))
+        return _Offline(facts.raw, parsed, ctx, findings, message)
+
+    @cached_property
+    def _context(self) -> CheckContext:
+        return self._context_for(None)  # the same for every URL no server asked for
+
+    def _context_for(self, server: Server | None) -> CheckContext:
+        # The rules read the URL only through their views of its facts: no URL text here.
+        return url_context(self._compiled.settings, server, "", None, None, self, 0)
+
+    def _judge(
+        self, rules: Iterable[Rule], facts: URLFacts, ctx: CheckContext
+    ) -> tuple[Finding, ...]:
+        """The findings of ``rules`` on ``facts``, each rule seeing only what it declares; a
+        family's analysis computed once for its members."""
+        severities = self._compiled.severities
+        analyses: dict[str, Any] = {}
+        return tuple(
+            finding_of(rule, hit, severities.get(rule.code))
+            for rule in rules
+            for hit in rule.run(facts, ctx, analyses)
+        )
+
+    def _judge_message(self, facts: URLFacts, server: Server | None, message: str) -> list[Finding]:
+        """The findings of the rules on the server's message shown beside the URL."""
+        compiled = self._compiled
+        ctx = url_context(compiled.settings, server, facts.raw, facts.parse_error, message, None, 0)
+        severities = compiled.severities
+        return [
+            finding_of(rule, hit, severities.get(rule.code))
+            for rule in compiled.rules_message
+            for hit in rule.check(facts.url, ctx)
+        ]
+
+    def _dns_name(self, state: _Offline) -> str | None:
+        """The name to resolve for ``state``'s URL, or None when DNS is off or not wanted."""
+        if self.resolver is None or not self._wants_dns(state):
+            return None
+        assert state.url is not None
+        return state.url.host.rstrip(".")
+
+    def _wants_dns(self, state: _Offline) -> bool:
+        url = state.url
+        if (
+            url is None
+            or url.host_kind is not HostKind.DOMAIN
+            or (url.scheme not in ("http", "https") and not self._probes(url))
+        ):
+            return False
+        if is_loopback_host(url):
+            return False
+        if url.host.rstrip(".").rsplit(".", 1)[-1].lower() in NEVER_RESOLVED_TLDS:
+            return False  # RFC 7686: .onion names are never sent to DNS
+        # Already blocked offline: a lookup would add latency and tell the domain's DNS
+        # operator about the user for nothing.
+        block_at = self._compiled.block_at
+        return not any(f.severity.rank >= block_at for f in state.findings)
+
+    def _add_dns(self, state: _Offline, resolution: Resolution | None) -> None:
+        if resolution is None:
+            return
+        ctx = CheckContext(
+            settings=state.ctx.settings,
+            server=state.ctx.server,
+            raw=state.raw,
+            resolution=resolution,
+            message=state.message,
+        )
+        severities = self._compiled.severities
+        for rule in self._compiled.rules_dns:
+            for hit in rule.check(state.url, ctx):
+                state.findings.append(finding_of(rule, hit, severities.get(rule.code)))
+
+    # -- the TLS stage (after DNS) -----------------------------------------------------------
+
+    def _probes(self, url: ParsedURL) -> bool:
+        return self._compiled.tls_probe and url.scheme in ("https", "wss")
+
+    def _tls_target(
+        self, state: _Offline, resolution: Resolution | None
+    ) -> tuple[str, int, str] | None:
+        """(address, port, host) to probe, or None: only an https:/wss: URL that nothing has
+        blocked, only to an address the DNS answer (or the IP literal) offers and every
+        address of the host may be probed (urlvet.tls.probe_address)."""
+        url = state.url
+        if url is None or not self._probes(url):
+            return None
+        compiled = self._compiled
+        block_at = compiled.block_at
+        if any(f.severity.rank >= block_at for f in state.findings):
+            return None  # nobody will open it: no reason to tell its operator we looked
+        if url.host_kind is HostKind.DOMAIN:
+            if resolution is None or not resolution.ok:
+                return None
+            candidates: tuple[str, ...] = resolution.addresses
+        elif url.host_kind in (HostKind.IPV4, HostKind.IPV6):
+            candidates = (url.host,)
+        else:
+            return None
+        from urlvet.tls import probe_address
+
+        address = probe_address(
+            candidates, compiled.settings.blocked_networks, compiled.tls_probe_networks
+        )
+        if address is None:
+            return None
+        return address, url.port or 443, url.host.rstrip(".")
+
+    def _finish(self, state: _Offline, probe: Probe | None = None) -> Verdict:
+        findings = state.findings
+        if probe is not None:
+            ctx = CheckContext(
+                settings=state.ctx.settings,
+                server=state.ctx.server,
+                raw=state.raw,
+                message=state.message,
+                tls=probe,
+                earlier=frozenset(f.code for f in findings),
+            )
+            severities = self._compiled.severities
+            for rule in self._compiled.rules_tls:
+                for hit in rule.check(state.url, ctx):
+                    findings.append(finding_of(rule, hit, severities.get(rule.code)))
+        if len(findings) > 1:
+            findings.sort(key=order)
+        decision = self._compiled.decide([f.severity for f in findings])
+        server = state.ctx.server
+        label = server.label() if server is not None else None
+        return verdict_of(state.raw, state.url, decision, tuple(findings), label, probe)
+
+
+_DEFAULT: list[Vetter] = []
+
+
+def default_vetter() -> Vetter:
+    """A Vetter with the default policy, built on first use."""
+    if not _DEFAULT:
+        _DEFAULT.append(Vetter())
+    return _DEFAULT[0]
+
+
+def vet(
+    url: str | bytes, server: Server | str | None = None, policy: Policy | None = None
+) -> Verdict:
+    """Vet one URL. With no policy, the default policy (which resolves names with DNS)."""
+    vetter = default_vetter() if policy is None else Vetter(policy)
+    return vetter.vet(url, server)
+
+
+__all__ = ["Decision", "Vetter", "default_vetter", "vet"]
