@@ -211,16 +211,52 @@ def test_a_small_host_cache_evicts_and_still_agrees() -> None:
     small = Vetter(Policy(dns={"enabled": False}), host_cache_size=8)
     uncached = Vetter(Policy(dns={"enabled": False}), host_cache_size=0)
     assert _mismatches(small, uncached, urls, (None,)) == []
-    assert len(small._host_cache) == 8  # bounded (no public view of the cache)
+    assert all(len(memo) <= 8 for memo in small.memos.values())  # bounded
+    assert len(small.memos["host"]) == 8
 
 
-def test_per_host_rules_are_url_rules() -> None:
-    flagged = [r for r in all_rules().values() if r.per_host]
-    assert flagged, "no rule is computed per host"
-    assert all(r.kind == "url" for r in flagged)
-    # The rules that read the scheme, user info, port, path, query or raw text never are.
+def test_every_raw_and_url_rule_declares_what_it_reads() -> None:
+    from urlvet.checks.base import FACT_NAMES, HOST_FACTS
+
+    offline = [r for r in all_rules().values() if r.kind in ("raw", "url")]
+    assert offline
+    assert all(r.reads and r.reads <= FACT_NAMES for r in offline)
+    # The rules that read the scheme, user info, port, path, query or raw text are never
+    # judged per host.
     for code in ("UV101", "UV102", "UV103", "UV104", "UV107", "UV206", "UV210", "UV401", "UV406"):
-        assert not all_rules()[code].per_host, code
+        assert not all_rules()[code].reads <= HOST_FACTS, code
+    assert all_rules()["UV302"].host_only
+
+
+def test_a_rule_reading_a_fact_it_did_not_declare_fails() -> None:
+    from urlvet.checks.base import UndeclaredFact
+    from urlvet.engine.facts import URLFacts
+
+    settings = Policy().compiled.settings
+    raw = "https://user@example.com/a?b=1"
+    facts = URLFacts(raw, parse(raw), None, 0, settings)
+    view = all_rules()["UV102"].view(facts)  # reads the scheme only
+    assert view.scheme == "https"
+    with pytest.raises(UndeclaredFact, match="UV102 reads the fact 'host'"):
+        _ = view.host
+
+
+def test_a_rule_view_of_a_family_member_holds_the_analysis_facts() -> None:
+    member = all_rules()["UV303"]
+    assert member.analysis is not None
+    assert member.analysis.reads <= member.all_reads
+
+
+def test_the_memo_counts_and_bounds() -> None:
+    from urlvet.engine.memo import Memo
+
+    memo: Memo[str, int] = Memo(2)
+    assert memo.get("a", lambda: 1) == 1
+    assert memo.get("a", lambda: 2) == 1
+    memo.get("b", lambda: 3)
+    memo.get("c", lambda: 4)
+    assert (memo.hits, memo.misses, len(memo)) == (1, 3, 2)
+    assert memo.get("a", lambda: 5) == 5  # the first in went first out
 
 
 def test_vet_many_gives_the_verdicts_of_vet_in_order() -> None:
@@ -300,33 +336,6 @@ def test_the_engine_builds_the_context_a_check_context_would_be() -> None:
     for f in fields(CheckContext):
         assert getattr(built, f.name) == getattr(plain, f.name), f.name
     assert built == plain
-    assert built.memo is not url_context(settings, None, "", None, None, None, 0).memo
-
-
-def test_the_host_view_is_the_url_with_everything_but_its_host_blank() -> None:
-    from urlvet.checks.base import host_view
-    from urlvet.url import ParsedURL
-
-    for raw in ("https://u:p@Bücher.de:8443/a?b#c", "http://[::1]:81/x", "https://10.1.2.3/"):
-        url = parse(raw)
-        assert host_view(url) == ParsedURL(
-            raw="",
-            href="",
-            scheme="",
-            username="",
-            password="",
-            host=url.host,
-            host_unicode=url.host_unicode,
-            host_kind=url.host_kind,
-            port=None,
-            pathname="",
-            search="",
-            hash="",
-            registrable_domain=url.registrable_domain,
-            public_suffix=url.public_suffix,
-            suffix_is_private=url.suffix_is_private,
-            ip=url.ip,
-        )
 
 
 def test_findings_the_engine_builds_share_no_state_through_their_field_set() -> None:

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
+from urlvet.memo import memo_size
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -197,7 +199,7 @@ def classify(address: IPAddress | str) -> AddressClass:
 
 # Several rules classify the same address for one URL (and addresses repeat across URLs): a
 # bounded memo of this pure function, thread-safe in CPython.
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=memo_size(4096))
 def _classify(address: IPAddress) -> AddressClass:
     v4, v6 = _lookups()
     if isinstance(address, ipaddress.IPv4Address):

@@ -972,6 +972,8 @@ def audit_cmd(
 
     policy = with_tls(build_policy(policy_path, select, ignore, dns, nameserver), tls, ca_file)
     warn_if_hsts_list_is_old()
+    if server_name and not server:
+        server = "stdio"  # as for `check`: a server named with no URL is a stdio server
     if server:
         try:
             as_server(server, name=server_name)

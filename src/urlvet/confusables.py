@@ -32,6 +32,8 @@ from functools import cache, lru_cache
 from itertools import product
 from typing import Any, Protocol
 
+from urlvet.memo import memo_size
+
 __all__ = [
     "DisplaySafety",
     "RestrictionLevel",
@@ -418,7 +420,7 @@ def _alternatives(text: str) -> list[str]:
 # Bounded memo (thread-safe in CPython) of a pure function: the lookalike analysis asks for the
 # skeletons of a host, of its label and of each of its tokens, and tokens ("com", "login", the
 # label itself) recur within one host and across hosts; a non-ASCII one costs several ICU calls.
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=memo_size(8192))
 def skeletons(host: str) -> frozenset[str]:
     """Every skeleton of a host name (U-label form; a trailing dot is ignored).
 

@@ -6,10 +6,11 @@ screen are only renderings of it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from enum import Enum
-from typing import Any
+from typing import Any, NoReturn, SupportsIndex
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class Severity(str, Enum):
@@ -46,6 +47,66 @@ class Decision(str, Enum):
 _DECISION_RANK = {d: i for i, d in enumerate(Decision)}
 
 
+def _refuse(self: object, *args: object, **kwargs: object) -> NoReturn:
+    raise TypeError(
+        f"a finding's evidence is immutable ({type(self).__name__}): verdicts are shared "
+        "between callers; copy it (dict(evidence)) to change it"
+    )
+
+
+class FrozenEvidence(dict[str, Any]):
+    """A finding's evidence: a dict that cannot be changed, its lists and dicts frozen too.
+
+    A dict rather than a ``types.MappingProxyType``: the JSON encoders, pydantic's
+    serialisation and callers that test ``isinstance(evidence, dict)`` take it as it is, and
+    it equals the plain dict of the same items. Every method that would change it raises
+    TypeError: a verdict, its findings and their evidence are shared by the engine's caches
+    and handed to every caller that asks about the same URL."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse
+    __ior__ = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as its items (pool and Spark workers send findings back): the default for
+        # a dict subclass would fill it through __setitem__.
+        return (FrozenEvidence, (dict(self),))
+
+
+class FrozenList(list[Any]):
+    """A list inside a finding's evidence that cannot be changed (see :class:`FrozenEvidence`);
+    it equals the plain list of the same items."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = append = extend = insert = remove = _refuse
+    clear = sort = reverse = __iadd__ = __imul__ = _refuse
+
+    def pop(self, index: SupportsIndex = -1) -> NoReturn:
+        """Refused: the list is immutable."""
+        _refuse(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenList, (list(self),))
+
+
+def frozen_evidence(evidence: Mapping[str, Any]) -> FrozenEvidence:
+    """``evidence`` as a :class:`FrozenEvidence`, every dict and list inside it frozen too."""
+    if type(evidence) is FrozenEvidence:
+        return evidence
+    return FrozenEvidence({key: _frozen(value) for key, value in evidence.items()})
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return frozen_evidence(value)
+    if isinstance(value, list | tuple):
+        items: Iterable[Any] = (_frozen(v) for v in value)
+        return tuple(items) if isinstance(value, tuple) else FrozenList(items)
+    return value
+
+
 class Finding(BaseModel):
     """One rule that fired on one URL."""
 
@@ -55,10 +116,20 @@ class Finding(BaseModel):
     name: str = Field(description="Stable rule name, such as non-public-address-literal.")
     severity: Severity = Field(description="Severity after the policy's overrides.")
     message: str = Field(description="Plain-language explanation for a person.")
-    evidence: dict[str, Any] = Field(
-        default_factory=dict, description="Machine-readable facts the rule relied on."
+    evidence: FrozenEvidence = Field(
+        default_factory=FrozenEvidence,
+        description="Machine-readable facts the rule relied on (immutable: shared verdicts "
+        "hand out the same evidence).",
+        json_schema_extra={"type": "object", "additionalProperties": True},
     )
     cwe: int | None = Field(default=None, description="The CWE the rule maps to, where one fits.")
+
+    @field_validator("evidence", mode="plain")
+    @classmethod
+    def _freeze_evidence(cls, value: Any) -> FrozenEvidence:
+        if not isinstance(value, Mapping):
+            raise ValueError("evidence must be a mapping of names to values")
+        return frozen_evidence(value)
 
 
 class TlsFacts(BaseModel):

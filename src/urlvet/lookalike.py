@@ -47,6 +47,7 @@ from typing import Any
 
 from urlvet import confusables
 from urlvet.errors import InputError, PolicyError
+from urlvet.memo import memo_size
 from urlvet.url import (
     MAX_DOMAIN_LENGTH,
     HostKind,
@@ -644,10 +645,10 @@ class LookalikeIndex:
         self._lock = threading.Lock()
         # Bounded memo caches of pure functions (thread-safe in CPython); not shared state that
         # changes any answer. Hosts repeat across URLs, and servers are few.
-        self._memo = lru_cache(maxsize=4096)(self._analyze)
-        self._display_memo = lru_cache(maxsize=1024)(self._display_safety)
-        self._target_for = lru_cache(maxsize=256)(_make_target)
-        self._extra_domain = lru_cache(maxsize=256)(_registrable_or_none)
+        self._memo = lru_cache(maxsize=memo_size(4096))(self._analyze)
+        self._display_memo = lru_cache(maxsize=memo_size(1024))(self._display_safety)
+        self._target_for = lru_cache(maxsize=memo_size(256))(_make_target)
+        self._extra_domain = lru_cache(maxsize=memo_size(256))(_registrable_or_none)
         if not lazy:
             self._compiled()
 
@@ -914,6 +915,7 @@ class _Screen:
         "_embedding_starts",
         "_inside_brands",
         "_keyword",
+        "_longest_glued_part",
         "_skeleton",
         "_usable",
         "label_facts",
@@ -951,7 +953,11 @@ class _Screen:
             if len(key) in lengths and any(t.label not in COMMON_WORD_BRANDS for t in _each(bucket))
         )
         self._brand_starts = frozenset(b[:SCREEN_GRAM] for b in self._inside_brands)
-        self.label_facts = lru_cache(maxsize=SCREEN_LABELS_KEPT)(self._label_facts)
+        # A token glued of a keyword and a brand splits where each part is one of them.
+        self._longest_glued_part = max(
+            (len(k) for k in (*tables.keywords, *tables.brand_folds)), default=0
+        )
+        self.label_facts = lru_cache(maxsize=memo_size(SCREEN_LABELS_KEPT))(self._label_facts)
 
     def screened_out(
         self, host: str, host_unicode: str, registrable: str | None, suffix: str | None
@@ -1058,7 +1064,11 @@ class _Screen:
         """Whether ``token`` is a keyword glued to a brand, either way round (``appleid``)."""
         brand_folds = self.tables.brand_folds
         keywords = self.tables.keywords
-        for p in range(1, len(token)):
+        # Only the splits where both parts may be listed: every other split of a long token
+        # cost a copy of it, its length squared in all.
+        longest = self._longest_glued_part
+        size = len(token)
+        for p in range(max(1, size - longest), min(size, longest + 1)):
             head, rest = token[:p], token[p:]
             if (head in keywords and rest in brand_folds) or (
                 rest in keywords and head in brand_folds

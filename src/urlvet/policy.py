@@ -1022,7 +1022,9 @@ def _with_feed_paths(source: _Source, path: Path) -> dict[str, Any]:
             if written is None:
                 items.append(item)  # the model reports what is wrong with it
                 continue
-            full = path.parent / written
+            # Absolute: the policy travels to pool and Spark workers, whose working
+            # directory need not be the one the policy was named from.
+            full = (path.parent / written).absolute()
             if not full.is_file():
                 line = source.lines.get((section, key, str(i)), 1)
                 raise PolicyError(f"{path}:{line}: {section}.{key}: no such feed file {written!r}")
@@ -1040,7 +1042,7 @@ def _anchor_paths(data: dict[str, Any], path: Path) -> None:
     if isinstance(tls, dict) and isinstance(tls.get("ca_file"), str):
         ca_file = Path(tls["ca_file"]).expanduser()
         if not ca_file.is_absolute():
-            data["tls"] = {**tls, "ca_file": str(path.parent / ca_file)}
+            data["tls"] = {**tls, "ca_file": str((path.parent / ca_file).absolute())}
 
 
 def read_policy_source(path: Path) -> _Source:
@@ -1072,9 +1074,55 @@ def read_policy_source(path: Path) -> _Source:
         # All three parsers recurse per nesting level: `[[[[...` in a file under the size
         # limit must be an error naming the file, not a traceback.
         raise PolicyError(f"{path}: values are nested too deeply for a policy file") from None
+    except MemoryError:
+        raise PolicyError(
+            f"{path}: the policy file takes more memory to read than there is: "
+            "it is not a policy (keys nested or repeated beyond any policy's needs)"
+        ) from None
+
+
+MAX_KEY_PARTS = 64
+"""The most parts a dotted TOML key (``a.b.c``) or table name may have: the deepest policy
+key has four, and the TOML parser's cost grows with the square of a key's parts (a key of
+25,000 parts took seconds and gigabytes), so longer ones are refused before it runs."""
+
+# What is not a key in TOML text: strings of the four kinds and comments, taken out before
+# the dots of keys are counted. Each alternative is possessive or lazy up to its own closing
+# quote, so that the scan is linear in the text.
+_TOML_NOT_KEYS = re.compile(
+    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*+"|\'[^\'\n]*+\'|#[^\n]*+'
+)
+# Where a key ends: its value, the next entry of an inline table or array, a line break.
+_TOML_KEY_ENDS = re.compile(r"[=,{}\n]")
+
+
+def _check_toml_keys(path: Path, text: str) -> None:
+    """Refuse a key or table name of more than :data:`MAX_KEY_PARTS` parts, naming its line.
+    Outside strings and comments, dots stand only in keys and in numbers and times (one
+    each), so the dots between two ends of a key bound its parts."""
+    if text.count(".") < MAX_KEY_PARTS:
+        return
+    bare = _TOML_NOT_KEYS.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    line = 1
+    at = 0
+    for end in _TOML_KEY_ENDS.finditer(bare):
+        if bare.count(".", at, end.start()) >= MAX_KEY_PARTS:
+            raise PolicyError(
+                f"{path}:{line}: a key of more than {MAX_KEY_PARTS} dotted parts: "
+                "no policy key is that deep"
+            )
+        if end.group(0) == "\n":
+            line += 1
+        at = end.end()
+    if bare.count(".", at) >= MAX_KEY_PARTS:
+        raise PolicyError(
+            f"{path}:{line}: a key of more than {MAX_KEY_PARTS} dotted parts: "
+            "no policy key is that deep"
+        )
 
 
 def _read_toml(path: Path, text: str) -> _Source:
+    _check_toml_keys(path, text)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from urlvet.errors import InputError
+from urlvet.memo import memo_size
 from urlvet.url import HostKind, InvalidURL, ParsedURL, parse
 
 _LOOPBACK_NAMES = ("localhost",)
@@ -92,7 +93,7 @@ def as_server(value: Server | str | None, name: str | None = None) -> Server | N
     return _server_from_text(value, name)
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=memo_size(256))
 def _server_from_text(value: str, name: str | None) -> Server:
     # Servers are few and asked about again and again: parse each spelling once.
     text = value.strip()

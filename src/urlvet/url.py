@@ -31,6 +31,7 @@ except ImportError:  # pragma: no cover - a future ada-url that moves its bindin
 
 from urlvet import psl
 from urlvet.errors import InputError
+from urlvet.memo import memo_size
 
 SPECIAL_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp", "file"})
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
@@ -276,7 +277,7 @@ thousands of hosts; an entry is four short strings."""
 
 # Hosts repeat across URLs far more than URLs do, and decoding A-labels and the suffix lookup
 # are a good part of parsing one: a bounded memo of this pure function (thread-safe in CPython).
-@lru_cache(maxsize=HOST_FACTS_CACHE_SIZE)
+@lru_cache(maxsize=memo_size(HOST_FACTS_CACHE_SIZE))
 def _domain_facts(host: str) -> tuple[str, str | None, str | None, bool]:
     """The Unicode form, registrable domain, public suffix and private flag of a domain host."""
     return (to_unicode(host), *site_of(host))
@@ -371,172 +372,6 @@ def _components(raw: str, base: str | None = None) -> _Components | None:
 def _text(value: Any) -> str:
     length = value.length
     return _ffi.unpack(value.data, length).decode("utf-8") if length else ""
-
-
-# A plain tail: a path of unreserved characters and slashes, then at most a query of
-# unreserved characters, '=' and '&', and a fragment of those and '/'. Nothing in it is
-# percent-encoded, escaped, removed or rewritten by the URL parser, and it can hold neither a
-# URL (no ':', no '%', no base64 of "http") nor a dot segment (no "/.", checked apart).
-# Possessive (``*+``): a tail that fails (most often at a '%' or a ':' of a URL carried in the
-# query) fails at once, without giving back one character at a time to try again.
-_PLAIN_TAIL = re.compile(
-    r"/[A-Za-z0-9._~/-]*+(?:\?[A-Za-z0-9._~=&-]*+)?+(?:#[A-Za-z0-9._~=&/-]*+)?+"
-)
-
-PLAIN_ROOT = "/"
-"""The tail that stands for every plain tail whose path is the root."""
-PLAIN_PATH = "/x"
-"""The tail that stands for every other plain tail."""
-
-
-def plain_split(raw: str) -> tuple[str, str, str] | None:
-    """(head, tail, representative tail) when ``raw`` is a plain URL, else None.
-
-    A plain URL is ``http://`` or ``https://`` (in lower case), an authority with no '/', '?',
-    '#' or '\\' in it, and a plain tail: a path, query and fragment of unreserved characters
-    (with '/', '=' and '&' where they are ordinary), with no dot segment, no ':', no '%' and
-    no ``aHR0c`` (base64 of "http"). The URL parser copies such a tail into the href as it is,
-    and no URL can be read from it: the URL means what ``head`` + the representative tail
-    (:data:`PLAIN_ROOT` or :data:`PLAIN_PATH`) means, with that tail. The engine uses this to
-    judge each (head, shape) once (see :attr:`urlvet.checks.base.Rule.plain_tail`).
-    """
-    if raw.startswith("https://"):
-        start = 8
-    elif raw.startswith("http://"):
-        start = 7
-    else:
-        return None
-    slash = raw.find("/", start)
-    if slash < 0:
-        return None
-    tail = raw[slash:]
-    # The characters a plain tail never holds that URLs which are not plain hold most often
-    # (a URL or an escape in the query), tested before anything else is built.
-    if "%" in tail or ":" in tail:
-        return None
-    head = raw[:slash]
-    if (
-        "?" in head
-        or "#" in head
-        or "\\" in head
-        or "/." in tail
-        or "aHR0c" in tail
-        or _PLAIN_TAIL.fullmatch(tail) is None
-    ):
-        return None
-    root = len(tail) == 1 or tail[1] in "?#"
-    return head, tail, PLAIN_ROOT if root else PLAIN_PATH
-
-
-# A path of plain characters (see _PLAIN_TAIL), then a query and a fragment of the characters
-# a URL carried in a parameter is written with: none of them is percent-encoded by the parser
-# in a special URL's query or fragment (not the space, '"', '<', '>', "'", '`', no control or
-# non-ASCII character), none is a backslash, and JSON writes each as it is.
-_PLAIN_PATH_PART = re.compile(r"/[A-Za-z0-9._~/-]*+")
-_QUERY_PART = re.compile(r"[A-Za-z0-9._~!$()*+,;=:@/?%&-]*+")
-
-
-def query_split(raw: str) -> tuple[str, str, str, str] | None:
-    """(head, path, search, hash) when ``raw`` is a plain head and path followed by a query
-    (and fragment) of URL characters, else None.
-
-    The head is as in :func:`plain_split`; the path is a plain path (unreserved characters
-    and '/', no dot segment, no ``aHR0c``), so that head + path is a plain URL; the query
-    and the fragment hold only ASCII letters, digits and ``-._~!$()*+,;=:@/?%&`` (the
-    fragment no '#'), which the URL parser copies into the href as they are: the URL's href
-    is the href of head + path with the rest of ``raw`` after it. ``search`` and ``hash``
-    are what the parser gives (``''`` for a bare '?' or '#'). For URLs that carry a URL in
-    a parameter, which the rules that read the query judge on their own (see
-    :attr:`urlvet.checks.base.Rule.plain_query`).
-    """
-    if raw.startswith("https://"):
-        start = 8
-    elif raw.startswith("http://"):
-        start = 7
-    else:
-        return None
-    slash = raw.find("/", start)
-    if slash < 0:
-        return None
-    head = raw[:slash]
-    if "?" in head or "#" in head or "\\" in head:
-        return None
-    end = len(raw)
-    hash_at = raw.find("#", slash)
-    if hash_at >= 0:
-        end = hash_at
-    query_at = raw.find("?", slash, end)
-    path_end = end if query_at < 0 else query_at
-    path = raw[slash:path_end]
-    if "/." in path or "aHR0c" in path or _PLAIN_PATH_PART.fullmatch(path) is None:
-        return None
-    query = raw[query_at + 1 : end] if query_at >= 0 else ""
-    fragment = raw[hash_at + 1 :] if hash_at >= 0 else ""
-    if _QUERY_PART.fullmatch(query) is None or _QUERY_PART.fullmatch(fragment) is None:
-        return None
-    return head, path, "?" + query if query else "", "#" + fragment if fragment else ""
-
-
-HEAD_URLS_KEPT = 32_768
-"""Heads (scheme and authority) whose parse :func:`head_url` keeps."""
-
-
-@lru_cache(maxsize=HEAD_URLS_KEPT)
-def head_url(head: str) -> ParsedURL | None:
-    """``head`` + "/" parsed, when it parses to a URL whose path is that "/" and whose href
-    ends with it, else None: what :func:`parse_plain` and the engine build the URLs of a head
-    from (a pure function of the head, kept: URLs repeat their heads)."""
-    try:
-        url = parse(head + "/")
-    except InvalidURL:
-        return None
-    return url if url.href.endswith("/") and url.pathname == "/" else None
-
-
-def parse_plain(raw: str) -> ParsedURL | None:
-    """``parse(raw)`` for a plain URL (see :func:`plain_split`), built from its head's parse
-    and its tail, which the parser copies into the href as it is (a test compares the two);
-    None for any other URL."""
-    split = plain_split(raw)
-    if split is None:
-        return None
-    head, tail, _ = split
-    base = head_url(head)
-    if base is None:
-        return None
-    end = tail.find("#")
-    before = tail if end < 0 else tail[:end]
-    fragment = tail[end:] if 0 <= end < len(tail) - 1 else ""
-    query_at = before.find("?")
-    search = before[query_at:] if 0 <= query_at < len(before) - 1 else ""
-    path = before if query_at < 0 else before[:query_at]
-    return on_head(base, raw, base.href[:-1] + tail, path, search, fragment)
-
-
-def on_head(
-    base: ParsedURL, raw: str, href: str, pathname: str, search: str, fragment: str
-) -> ParsedURL:
-    """The parse of ``raw``, a URL of the head that ``base`` is the parse of (see
-    :func:`head_url`), with the href, path, query and fragment given: the scheme, user info,
-    host and port are the head's."""
-    return new_parsed(
-        raw,
-        href,
-        base.scheme,
-        base.username,
-        base.password,
-        base.host,
-        base.host_unicode,
-        base.host_kind,
-        base.port,
-        pathname,
-        search,
-        fragment,
-        base.registrable_domain,
-        base.public_suffix,
-        base.suffix_is_private,
-        base.ip,
-    )
 
 
 def normalize_domain(text: str) -> str:
@@ -742,7 +577,7 @@ def _carried_parameter(raw_name: str, raw_value: str) -> tuple[str, str, str, Pa
     text, encoding = decoded
     try:
         stripped = text.strip()
-        target = parse_plain(stripped) or parse(stripped)
+        target = parse(stripped)
     except InvalidURL:
         return None
     if target.scheme not in CARRIED_SCHEMES:
@@ -750,10 +585,10 @@ def _carried_parameter(raw_name: str, raw_value: str) -> tuple[str, str, str, Pa
     return form_decode(raw_name), text, encoding, target
 
 
-_kept_carried_parameter = lru_cache(maxsize=CARRIED_PARAMETERS_KEPT)(_carried_parameter)
+_kept_carried_parameter = lru_cache(maxsize=memo_size(CARRIED_PARAMETERS_KEPT))(_carried_parameter)
 
 
-@lru_cache(maxsize=CARRIED_PARAMETERS_KEPT)
+@lru_cache(maxsize=memo_size(CARRIED_PARAMETERS_KEPT))
 def _kept_first_item(raw_name: str, raw_value: str) -> CarriedURL | None:
     """The item of :func:`carried_urls` for the parameter ``raw_name=raw_value`` of the link
     itself (depth 1), or None when it carries no URL: a pure function of the two strings

@@ -80,9 +80,6 @@ class Counting:
     def vet_now(self, key: Key) -> Record:
         return self.inner.vet_now(key)
 
-    def quick(self, key: Key) -> Record | None:
-        return None  # every miss is submitted
-
     def close(self) -> None:
         self.closed = True
 
@@ -145,7 +142,7 @@ def test_the_key_of_an_occurrence_is_cut_out_of_it_in_one_step() -> None:
 
 
 class Ordinary:
-    """Vets every key the ordinary way: no quick records, no shared plain shapes."""
+    """Vets every key the ordinary way: with every memo of the Vetter off."""
 
     lookahead = 0
 
@@ -159,9 +156,6 @@ class Ordinary:
 
     def vet_now(self, key: Key) -> Record:
         return self.inner.vet_now(key)
-
-    def quick(self, key: Key) -> Record | None:
-        return None
 
     def close(self) -> None:
         pass
@@ -205,7 +199,7 @@ def _plain_mix() -> list[str]:
 )
 @pytest.mark.parametrize("redact", [True, False])
 @pytest.mark.parametrize("server", [None, "https://tools.example.com/mcp"])
-def test_records_made_at_once_equal_the_ordinary_ones(
+def test_records_vetted_with_the_memos_equal_the_ordinary_ones(
     tmp_path: Path, fmt: str, cache_size: int | None, redact: bool, server: str | None
 ) -> None:
     # With a cache of 16 records, records are evicted and made again: a plain URL's at once
@@ -312,9 +306,9 @@ def test_occurrences_in_a_row_are_counted_and_written_as_one_at_a_time() -> None
     assert collect.items == [(o.url, r.decision.value) for o, r in zip(occs, recs, strict=True)]
 
 
-def test_a_plain_urls_record_by_its_head_is_kept_per_server() -> None:
-    # A record cut from the template kept by head, representative tail and server is the
-    # one the ordinary path makes, whichever server asked for the head before.
+def test_a_hosts_shared_findings_are_kept_per_server() -> None:
+    # A record vetted with the memos is the one the ordinary path makes, whichever server
+    # asked for the host before.
     quick = RecordVetter(Vetter(OFFLINE), None, True, True)
     ordinary = RecordVetter(Vetter(OFFLINE, host_cache_size=0), None, True, True)
     servers = [None, "https://tools.example.com/mcp", "https://other.example.net/mcp", "stdio"]
@@ -329,8 +323,7 @@ def test_a_plain_urls_record_by_its_head_is_kept_per_server() -> None:
     for _ in range(2):
         for server in servers:
             for url in urls:
-                got = quick.quick((url, server, None))
-                assert got is not None, url
+                got = quick((url, server, None))
                 assert got == ordinary((url, server, None)), (url, server)
                 kinds.add((url.split("/")[2], server, got.codes))
     # The servers change what is found on the same hosts.

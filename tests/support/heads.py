@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from urlvet.evaluate import default_corpus_files, load_cases
-from urlvet.url import HostKind, InvalidURL, parse, plain_split
+from urlvet.url import HostKind, InvalidURL, parse
 
 
 def corpus_heads() -> list[str]:
@@ -20,7 +20,4 @@ def corpus_heads() -> list[str]:
         host = f"[{parsed.host}]" if parsed.host_kind is HostKind.IPV6 else parsed.host
         for head in (f"https://{host}", f"http://{host}:8080", f"https://user@{host}"):
             heads[head] = None
-        split = plain_split(case.url)
-        if split is not None:
-            heads[split[0]] = None
     return list(heads)

@@ -17,8 +17,7 @@ A strategy is how the misses get vetted; the loop never knows which one runs:
   into one job (the session comes from :func:`urlvet.spark.start_session`).
 
 Each strategy's ``submit`` takes the keys and returns a :class:`Batch` whose records come back
-in the keys' order; ``quick`` makes a record at once when that costs no more than a look-up
-(a plain URL whose shape this process knows).
+in the keys' order.
 
 Which path ``--jobs N`` (N > 1) takes offline: with jsonl or json output and regular,
 uncompressed files of at least two shares' worth of bytes, the audit is split
@@ -46,7 +45,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol
 
 from urlvet.audit.cache import Key, RecordCache, SharedParts
 from urlvet.audit.options import AuditOptions
-from urlvet.audit.output.record import Record, RecordTemplates, record_from_verdict
+from urlvet.audit.output.record import Record, record_from_verdict
 from urlvet.audit.report import Reporter, Summary
 from urlvet.audit.sources import Diagnostic, LineRoute, Meter, Occurrence, Reader, Source
 from urlvet.errors import InputError
@@ -131,7 +130,6 @@ class RecordVetter:
         self.redact = redact
         self.with_json = with_json
         self._servers: dict[str | None, Server | None] = {None: None}
-        self._templates = RecordTemplates(redact_secrets=redact, with_json=with_json)
 
     @classmethod
     def for_options(cls, vetter: Vetter, options: AuditOptions) -> RecordVetter:
@@ -159,53 +157,9 @@ class RecordVetter:
         return record_from_verdict(verdict, redact_secrets=self.redact, with_json=self.with_json)
 
     def __call__(self, key: Key) -> Record:
-        found = self.quick(key)
-        if found is not None:
-            return found
         url, server_text, message = key
-        server = self.server(server_text)
-        vetter = self.vetter
-        carried = None if message else vetter.query_shape(url, server)
-        if carried is None:
-            return self.record(vetter.vet_offline(url, server, message=message))
-        # A URL that carries a URL in its query: the shape of its head and path, and the
-        # findings of the rules that read the query. With none, and no user info in the
-        # tail, its record is cut from the shape's template as a plain URL's is.
-        shape, tail, findings = carried
-        if not findings and "@" not in tail:
-            templates = self._templates
-            made = templates.by_head(url, shape.head, shape.shape, server_text, tail)
-            if made is None:
-                made = templates.record(url, shape, tail, server_text)
-            if made is not None:
-                return made
-        return self.record(vetter.query_verdict(url, carried))
-
-    def quick(self, key: Key) -> Record | None:
-        """The record of a plain URL (see :func:`urlvet.url.plain_split`), cut from its
-        shape's template when the URL carries no secret; None for any other key."""
-        url, server, message = key
-        if message:
-            return None
-        vetter = self.vetter
-        split = vetter.plain_split(url)
-        if split is None:
-            return None
-        head, tail, rep = split
-        templates = self._templates
-        made = templates.by_head(url, head, rep, server, tail)
-        if made is not None:
-            return made
-        servers = self._servers
-        found = vetter.plain_shape(
-            url, servers[server] if server in servers else self.server(server)
-        )
-        if found is None:
-            return None
-        shape = found[0]
-        return templates.record(url, shape, tail, server) or self.record(
-            shape.verdict_for(url, tail)
-        )
+        verdict = self.vetter.vet_offline(url, self.server(server_text), message=message)
+        return self.record(verdict)
 
 
 # --- strategies -----------------------------------------------------------------------------
@@ -234,10 +188,6 @@ class Strategy(Protocol):
     def vet_now(self, key: Key) -> Record:
         """Vet one key at once: a record the cache evicted before its window was reported."""
 
-    def quick(self, key: Key) -> Record | None:
-        """The record of ``key`` at once when this strategy makes it for about the cost of a
-        look-up (a plain URL, in this process), else None: the loop then submits the key."""
-
     def close(self) -> None:
         """Release workers, event loops and the like (called once, at the end)."""
 
@@ -262,12 +212,8 @@ class InProcess:
 
     lookahead = 0
 
-    quick: Callable[[Key], Record | None]
-    """The vetter's own :meth:`RecordVetter.quick` (called once a URL: no call between)."""
-
     def __init__(self, vet: RecordVetter) -> None:
         self._vet = vet
-        self.quick = vet.quick
 
     def submit(self, keys: list[Key]) -> Batch:
         vet = self._vet
@@ -336,7 +282,7 @@ class _ShardedBatch:
 class _Elsewhere:
     """What the strategies that vet in other processes (:class:`ProcessPool`,
     :class:`SparkStrategy`) share: the rare key the loop needs at once is vetted here, by a
-    Vetter built on first use, and no record is quick (the shapes live in the workers)."""
+    Vetter built on first use."""
 
     def __init__(self, policy: Policy, options: AuditOptions) -> None:
         self._policy = policy
@@ -349,9 +295,6 @@ class _Elsewhere:
 
             self._local.append(RecordVetter.for_options(Vetter(self._policy), self._options))
         return self._local[0](key)
-
-    def quick(self, key: Key) -> Record | None:
-        return None
 
 
 class ProcessPool(_Elsewhere):
@@ -483,9 +426,6 @@ class Dns:
 
     def vet_now(self, key: Key) -> Record:
         return self.submit([key]).records()[0]
-
-    def quick(self, key: Key) -> Record | None:
-        return None  # DNS answers are per URL's host and time: every key is vetted
 
     def close(self) -> None:
         self._loop.close()
@@ -723,8 +663,6 @@ def _loop(
     get = cache.get
     inflight: set[Key] = set()
     pending: deque[_Window] = deque()
-    quick = strategy.quick
-    add_made = cache.add_made
     done = 0
 
     def look_up(window: list[Occurrence | Diagnostic]) -> _Window:
@@ -733,7 +671,6 @@ def _loop(
         keys: list[Key] = []
         fresh: set[Key] = set()
         occurrences_only = True
-        made = 0
         for item in window:
             if item.__class__ is Diagnostic:
                 keep(None)
@@ -741,18 +678,12 @@ def _loop(
                 continue
             key: Key = item[_KEY]  # type: ignore[assignment,index]
             rec = get(key)
-            if rec is None:
-                rec = quick(key)
-                if rec is not None:
-                    # Made at once (a plain URL), with parts already shared with its shape's.
-                    add_made(key, rec)
-                    made += 1
-                elif key not in fresh and key not in inflight:
-                    fresh.add(key)
-                    keys.append(key)
+            if rec is None and key not in fresh and key not in inflight:
+                fresh.add(key)
+                keys.append(key)
             keep(rec)
         inflight.update(keys)
-        cache.misses += made + len(keys)
+        cache.misses += len(keys)
         return _Window(window, found, keys, strategy.submit(keys), occurrences_only)
 
     def report(window: _Window) -> None:

@@ -33,12 +33,28 @@ def urls_in_text(text: str) -> Iterator[tuple[int, str]]:
         esc = _JSON_ESCAPE_END.search(url)
         if esc is not None:
             url = url[: esc.start()]
-        while url:
-            c = url[-1]
-            if c in _TRAILING or (c in _CLOSERS and url.count(c) > url.count(_CLOSERS[c])):
-                url = url[:-1]
-                continue
-            break
+        url = url[: _kept_length(url)]
         tail = url.split(":", 1)[1].lstrip("/") if ":" in url else ""
         if tail:
             yield m.start(), url
+
+
+def _kept_length(url: str) -> int:
+    """How much of ``url`` is the URL: trailing punctuation and closing brackets without an
+    opening one inside it left out. One walk back from the end, with the brackets counted
+    once (cutting and counting again at each character cost a long run of ')' or '.' its
+    length squared)."""
+    end = len(url)
+    if end == 0 or (url[-1] not in _TRAILING and url[-1] not in _CLOSERS):
+        return end
+    surplus = {c: url.count(c) - url.count(opener) for c, opener in _CLOSERS.items()}
+    while end:
+        c = url[end - 1]
+        if c in _TRAILING:
+            end -= 1
+        elif c in surplus and surplus[c] > 0:
+            surplus[c] -= 1
+            end -= 1
+        else:
+            break
+    return end

@@ -14,6 +14,7 @@ Locations are 1-based lines and 1-based columns counted in Unicode code points.
 
 from __future__ import annotations
 
+import bisect
 import io
 import json
 import os
@@ -119,7 +120,7 @@ class Diagnostic:
     """1-based column in code points, when known."""
     code: str
     """A stable identifier: unreadable, binary-file, utf16-file, line-too-long, invalid-utf8,
-    nul-byte, invalid-server (errors); malformed-mcp (a warning: its URLs are vetted)."""
+    nul-byte, json-too-deep, invalid-server (errors); malformed-mcp (a warning: its URLs are vetted)."""
     message: str
     """What was skipped and why, for a person."""
     level: DiagnosticLevel = "error"
@@ -241,12 +242,17 @@ def sniff_kind(name: str, head: bytes) -> InputKind:
         return "text"
     text = head.decode("utf-8", "replace").removeprefix("\ufeff")
     lines = text.splitlines()
-    if len(head) >= SNIFF_BYTES and lines:
-        lines = lines[:-1]  # the last line may be cut short
+    # The last line may be cut short; it is left out unless it is the only one (a first line
+    # longer than the head is still a line of its file, and read as one).
+    cut = len(head) >= SNIFF_BYTES and len(lines) == 1
+    if len(head) >= SNIFF_BYTES and len(lines) > 1:
+        lines = lines[:-1]
     sample = [s for s in (ln.strip(ASCII_WS) for ln in lines) if s and not s.startswith("#")]
     sample = sample[:20]
     if not sample:
         return "urls"
+    if sample[0][0] in "{[" and cut:
+        return "jsonl"  # the start of a JSON value too long to parse from the head
     if sample[0][0] in "{[":
         try:
             json.loads(sample[0])
@@ -717,6 +723,9 @@ class Reader:
             except ValueError:
                 yield from self._text(((lineno, text),), name, self.options.server, "text")
                 continue
+            except RecursionError:
+                yield Diagnostic(name, lineno, None, "json-too-deep", _TOO_DEEP)
+                continue
             server = self.options.server
             if self._field is not None:
                 value = _dotted(obj, self._field)
@@ -724,7 +733,7 @@ class Reader:
                     server, bad_server = self._checked_server(value.strip(), name, lineno)
                     if bad_server is not None:
                         yield bad_server
-            start = 0
+            where = _Locator(text)
             from urlvet.mcp.proxy.core import read_log_line
 
             logged = read_log_line(obj)
@@ -734,7 +743,7 @@ class Reader:
                     server, bad_server = self._checked_server(logged.server, name, lineno)
                     if bad_server is not None:
                         yield bad_server
-                column, span, start = _locate(text, logged.url, start)
+                column, span = where.locate(logged.url)
                 shape = f"mcp:{logged.shape}"
                 yield Occurrence(
                     name, lineno, column, span, logged.url, server, logged.message, shape
@@ -742,12 +751,17 @@ class Reader:
                 continue
             from urlvet.mcp.wire import url_requests  # the one MCP parser, lenient mode
 
-            for message in messages_in_line(obj):
+            try:
+                messages = list(messages_in_line(obj))
+            except RecursionError:  # a log record's message held as nested JSON text
+                yield Diagnostic(name, lineno, None, "json-too-deep", _TOO_DEEP)
+                continue
+            for message in messages:
                 found = url_requests(message)
                 for problem in found.problems:
                     yield Diagnostic(name, lineno, None, "malformed-mcp", problem, "warning")
                 for req in found.requests:
-                    column, span, start = _locate(text, req.url, start)
+                    column, span = where.locate(req.url)
                     yield Occurrence(
                         name, lineno, column, span, req.url, server, req.message, req.shape
                     )
@@ -781,25 +795,62 @@ class Reader:
         return value, None
 
 
-def _locate(line: str, url: str, start: int) -> tuple[int, int, int]:
-    """(1-based column, span, next search start) of a URL inside a JSON line."""
-    for form in (url, json.dumps(url)[1:-1], json.dumps(url, ensure_ascii=False)[1:-1]):
-        i = line.find(form, start)
-        if i < 0 and start:
-            i = line.find(form)
-        if i >= 0:
-            return i + 1, len(form), i + len(form)
-    # Escaped some other way (``https:\/\/``): the string value of the next "url" key.
-    m = _URL_KEY.search(line, start) or _URL_KEY.search(line)
-    if m is not None:
+class _Locator:
+    """Where each URL of one JSON line is written, asked in the order the line holds them.
+
+    The URL as written is looked for from where the last one ended; once that fails on a line
+    (an escaped ``https:\\/\\/``), the line's ``"url"`` strings are read once, decoded, and
+    looked up. Searching the whole line again for each URL, in each of its spellings, cost a
+    line of thousands of escaped requests its length times their number."""
+
+    __slots__ = ("_by_value", "_line", "_start")
+
+    def __init__(self, line: str) -> None:
+        self._line = line
+        self._start = 0
+        self._by_value: dict[str, list[tuple[int, int]]] | None = None
+
+    def locate(self, url: str) -> tuple[int, int]:
+        """(1-based column, span) of ``url``; (1, 0) when it is not written as such."""
+        line, start = self._line, self._start
+        if self._by_value is None:
+            i = line.find(url, start)
+            if i >= 0:
+                self._start = i + len(url)
+                return i + 1, len(url)
+            self._by_value = _url_values(line)
+        spans = self._by_value.get(url)
+        if not spans:
+            return 1, 0
+        # The first at or after the search's place; else the first of all (out of order).
+        at = bisect.bisect_left(spans, (start, 0))
+        begin, end = spans[at] if at < len(spans) else spans[0]
+        self._start = end
+        return begin + 1, end - begin
+
+
+def _url_values(line: str) -> dict[str, list[tuple[int, int]]]:
+    """The decoded value of each ``"url": "..."`` string of ``line``, with where each is
+    written (start and end of its text), in the order of the line: one pass."""
+    values: dict[str, list[tuple[int, int]]] = {}
+    for m in _URL_KEY.finditer(line):
         end = _JSON_STRING_END.search(line, m.end())
         stop = end.end() - 1 if end is not None else len(line)
-        return m.end() + 1, stop - m.end(), stop
-    return 1, 0, start
+        try:
+            value = json.loads(line[m.end() - 1 : stop + 1])
+        except ValueError:
+            continue
+        if isinstance(value, str):
+            values.setdefault(value, []).append((m.end(), stop))
+    return values
 
 
-_URL_KEY = re.compile(r'"url"\s*:\s*"')
-_JSON_STRING_END = re.compile(r'(?<!\\)(?:\\\\)*"')
+_TOO_DEEP = (
+    "JSON nested deeper than the parser follows (thousands of levels): no MCP message is; "
+    "line skipped"
+)
+_URL_KEY = re.compile(r'"url"\s*+:\s*+"')
+_JSON_STRING_END = re.compile(r'(?<!\\)(?:\\\\)*+"')
 
 
 def _read_head(stream: BinaryIO) -> bytes:

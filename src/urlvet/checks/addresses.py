@@ -14,17 +14,16 @@ from typing import Any
 from urlvet import psl
 from urlvet.addresses import AddressClass, classify, in_networks
 from urlvet.checks.base import (
-    DOMAIN_HOSTS,
-    IP_HOSTS,
     CheckContext,
     CheckSettings,
+    Facts,
     Hit,
     allowed_domain,
     carried,
     clip,
     host_matches,
     internal_name_reason,
-    redirector_destination,
+    redirector_position,
     rule,
     shortest_parent_in,
 )
@@ -126,9 +125,13 @@ def _local_callback(url: ParsedURL, ctx: CheckContext) -> bool:
 
 
 @rule(
-    "UV201", "non-public-address-literal", Severity.CRITICAL, cwe=918, hosts=IP_HOSTS, per_host=True
+    "UV201",
+    "non-public-address-literal",
+    Severity.CRITICAL,
+    cwe=918,
+    reads={"ip", "host", "host_kind", "host_for_display"},
 )
-def non_public_address_literal(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def non_public_address_literal(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """An IP-address host in a range that is not globally reachable, in any spelling.
 
     ## What it does
@@ -162,8 +165,8 @@ def non_public_address_literal(url: ParsedURL | None, ctx: CheckContext) -> Iter
     )
 
 
-@rule("UV202", "localhost-name", Severity.CRITICAL, cwe=918, hosts=DOMAIN_HOSTS, per_host=True)
-def localhost_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule("UV202", "localhost-name", Severity.CRITICAL, cwe=918, reads={"host", "host_kind", "ip"})
+def localhost_name(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """The host `localhost` or a name under `.localhost`.
 
     ## What it does
@@ -186,8 +189,14 @@ def localhost_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
         )
 
 
-@rule("UV203", "internal-name", Severity.HIGH, cwe=918, hosts=DOMAIN_HOSTS, per_host=True)
-def internal_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule(
+    "UV203",
+    "internal-name",
+    Severity.HIGH,
+    cwe=918,
+    reads={"host", "host_kind", "registrable_domain"},
+)
+def internal_name(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A host name that only resolves inside a private network.
 
     ## What it does
@@ -270,9 +279,11 @@ _RESERVED_TLDS = frozenset(
 # services differ in which one they answer with.
 _V4_DOTTED = re.compile(r"(?<![0-9a-z])(?=((?:\d{1,3}[.-]){3}\d{1,3})(?![0-9a-z]))")
 _V4_HEX = re.compile(r"(?<![0-9a-z])([0-9a-f]{8})(?![0-9a-z])")
-_V6_DASHED = re.compile(
-    r"(?<![^.])([0-9a-f-]*--[0-9a-f-]*|(?:[0-9a-f]{1,4}-){7}[0-9a-f]{1,4})(?![^.])"
-)
+# An IPv6 address written with '-' for ':' is a whole label: ``--`` for the '::', or eight
+# groups. Read label by label: as one pattern (``[0-9a-f-]*--[0-9a-f-]*``) a long run of '-'
+# cost its length squared, the pattern trying every place to split it at.
+_V6_GROUPS = re.compile(r"(?:[0-9a-f]{1,4}-){7}[0-9a-f]{1,4}")
+_V6_LABEL_CHARACTERS = frozenset("0123456789abcdef-")
 
 
 def embedded_addresses(label_part: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
@@ -286,9 +297,13 @@ def embedded_addresses(label_part: str) -> list[ipaddress.IPv4Address | ipaddres
                 found.append(address)
     for m in _V4_HEX.finditer(label_part):
         found.append(ipaddress.IPv4Address(int(m.group(1), 16)))
-    for m in _V6_DASHED.finditer(label_part):
+    for label in label_part.split("."):
+        if not label or not _V6_LABEL_CHARACTERS.issuperset(label):
+            continue
+        if "--" not in label and _V6_GROUPS.fullmatch(label) is None:
+            continue
         try:
-            found.append(ipaddress.IPv6Address(m.group(1).replace("-", ":")))
+            found.append(ipaddress.IPv6Address(label.replace("-", ":")))
         except ValueError:
             continue
     return found
@@ -299,8 +314,8 @@ def embedded_addresses(label_part: str) -> list[ipaddress.IPv4Address | ipaddres
 NEVER_RESOLVED_TLDS = frozenset({"onion"})
 
 
-@rule("UV209", "onion-service", Severity.MEDIUM, hosts=DOMAIN_HOSTS, per_host=True)
-def onion_service(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule("UV209", "onion-service", Severity.MEDIUM, reads={"host", "host_kind"})
+def onion_service(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A Tor onion service (`.onion`).
 
     ## What it does
@@ -329,18 +344,6 @@ def onion_service(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
 
 def internal_target(target: ParsedURL, ctx: CheckContext) -> str | None:
     """What makes ``target`` a place inside the user's network, or None."""
-    # UV210 and UV214 both ask about the URL a link carries: answered once per URL (the
-    # memo holds the target it was computed for, as the carried URLs' memo does).
-    memo = ctx.memo.get("internal")
-    if memo is not None and memo[0] is target:
-        known: str | None = memo[1]
-        return known
-    what = _internal_target(target, ctx)
-    ctx.memo["internal"] = (target, what)
-    return what
-
-
-def _internal_target(target: ParsedURL, ctx: CheckContext) -> str | None:
     if target.ip is not None:
         cls = classify(target.ip)
         if cls.globally_reachable or in_any(target.ip, ctx.settings.allowed_networks):
@@ -362,11 +365,16 @@ def _internal_target(target: ParsedURL, ctx: CheckContext) -> str | None:
     "internal-target-in-parameter",
     Severity.MEDIUM,
     cwe=601,
-    hosts=DOMAIN_HOSTS,
-    plain_tail=True,
-    reads_query=True,
+    reads={
+        "host",
+        "host_kind",
+        "host_for_display",
+        "registrable_domain",
+        "carried",
+        "redirect_position",
+    },
 )
-def internal_target_in_parameter(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def internal_target_in_parameter(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A query parameter that holds a URL inside the user's network.
 
     ## What it does
@@ -384,14 +392,15 @@ def internal_target_in_parameter(url: ParsedURL | None, ctx: CheckContext) -> It
     `https://307.r3dir.me/--to/?url=http://localhost`,
     `https://www.example.com/out?next=http%3A%2F%2F192.168.1.1%2Fadmin`.
     """
-    if url is None or not url.search:
+    if url is None or not url.carried:
         return
     local = ctx.server is not None and ctx.server.is_local
     # A listed redirector's destination is UV213's, which vets it in full.
-    redirect = redirector_destination(url, ctx)
-    for item in carried(url, ctx):
+    # By position: two copies of one parameter are two items, equal but both read.
+    redirect = redirector_position(url, ctx)
+    for position, item in enumerate(carried(url, ctx)):
         target = item.target
-        if item is redirect or target.scheme not in ("http", "https"):
+        if position == redirect or target.scheme not in ("http", "https"):
             continue
         if is_loopback_host(target) and (local or item.name == "redirect_uri"):
             continue
@@ -408,8 +417,8 @@ def internal_target_in_parameter(url: ParsedURL | None, ctx: CheckContext) -> It
         return
 
 
-@rule("UV204", "address-in-name", Severity.CRITICAL, cwe=918, hosts=DOMAIN_HOSTS, per_host=True)
-def address_in_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule("UV204", "address-in-name", Severity.CRITICAL, cwe=918, reads={"host", "host_kind"})
+def address_in_name(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A name under a wildcard-DNS service that resolves to an address written in the name.
 
     ## What it does
@@ -493,8 +502,13 @@ def address_in_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
 _REBINDING_SERVICES = frozenset({"rbndr.us"})
 
 
-@rule("UV205", "public-address-literal", Severity.MEDIUM, hosts=IP_HOSTS, per_host=True)
-def public_address_literal(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule(
+    "UV205",
+    "public-address-literal",
+    Severity.MEDIUM,
+    reads={"ip", "host", "host_kind", "host_for_display"},
+)
+def public_address_literal(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A public IP address instead of a name.
 
     ## What it does
@@ -543,15 +557,9 @@ def raw_host(raw: str) -> str | None:
 
 
 @rule(
-    "UV206",
-    "obfuscated-address",
-    Severity.HIGH,
-    cwe=180,
-    hosts=IP_HOSTS,
-    plain_tail=True,
-    plain_query=True,
+    "UV206", "obfuscated-address", Severity.HIGH, cwe=180, reads={"host", "host_kind", "ip", "raw"}
 )
-def obfuscated_address(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def obfuscated_address(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """An IP-address host written in a disguised spelling.
 
     ## What it does
@@ -569,7 +577,7 @@ def obfuscated_address(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
     """
     if url is None or url.ip is None:
         return
-    written = raw_host(ctx.raw)
+    written = raw_host(url.raw)
     if written is None:
         return
     if url.host_kind is HostKind.IPV4:
@@ -596,8 +604,14 @@ def obfuscated_address(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
 _IPV4_IN_IPV6_FORMS = frozenset({"ipv4-mapped", "ipv4-compatible", "ipv4-translated"})
 
 
-@rule("UV207", "blocked-network", Severity.CRITICAL, cwe=918, hosts=IP_HOSTS, per_host=True)
-def blocked_network(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule(
+    "UV207",
+    "blocked-network",
+    Severity.CRITICAL,
+    cwe=918,
+    reads={"host", "host_kind", "host_for_display", "ip"},
+)
+def blocked_network(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """An IP-address host in a network the policy blocks.
 
     ## What it does
@@ -641,8 +655,8 @@ def blocked_network(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     )
 
 
-@rule("UV208", "blocked-domain", Severity.CRITICAL, hosts=DOMAIN_HOSTS, per_host=True)
-def blocked_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule("UV208", "blocked-domain", Severity.CRITICAL, reads={"host", "host_kind", "host_unicode"})
+def blocked_domain(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A host the policy blocks.
 
     ## What it does
@@ -697,14 +711,8 @@ def _no_listed_urls(settings: CheckSettings) -> bool:
     return not settings.blocked_urls and not settings.blocked_url_feeds
 
 
-@rule(
-    "UV211",
-    "blocked-url",
-    Severity.CRITICAL,
-    plain_tail=_no_listed_urls,
-    plain_query=_no_listed_urls,
-)
-def blocked_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule("UV211", "blocked-url", Severity.CRITICAL, reads={"href"})
+def blocked_url(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A URL the policy blocks.
 
     ## What it does

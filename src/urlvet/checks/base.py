@@ -13,8 +13,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from urlvet.errors import UrlvetError
 from urlvet.feeds import EMPTY, FeedHit, FeedSet
 from urlvet.findings import Finding, Severity, Verdict
 from urlvet.server import Server
@@ -26,8 +27,6 @@ from urlvet.url import (
     ParsedURL,
     carried_urls,
     first_parent_dot,
-    may_carry,
-    new_parsed,
 )
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -139,11 +138,6 @@ class CheckContext:
     """Vets the URL a link forwards to; None when no more hops may be followed."""
     hops: int = 0
     """How many redirects led to this URL (0 for the link itself)."""
-    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
-    """Scratch space where rules that ask the same question about one URL (the six lookalike
-    rules share one analysis) keep the answer, so that it is computed once per URL. Each entry
-    records the URL it was computed for, since a context may be reused for other URLs. Never
-    read by the engine; a new context starts empty."""
 
 
 _CONTEXT_SLOTS = {f.name: CheckContext.__dict__[f.name].__set__ for f in fields(CheckContext)}
@@ -161,8 +155,7 @@ def url_context(
     """``CheckContext(settings=..., server=..., raw=..., parse_error=..., message=...,
     destinations=..., hops=...)``, the context of the offline rules on one URL, built for
     every URL: set through the slots' own descriptors, at half the cost of the frozen
-    dataclass's ``__init__`` (which sets each of its eleven fields with object.__setattr__;
-    a test compares the two)."""
+    dataclass's ``__init__`` (a test compares the two)."""
     ctx: CheckContext = object.__new__(CheckContext)
     slots = _CONTEXT_SLOTS
     slots["settings"](ctx, settings)
@@ -175,21 +168,153 @@ def url_context(
     slots["earlier"](ctx, _NO_CODES)
     slots["destinations"](ctx, destinations)
     slots["hops"](ctx, hops)
-    slots["memo"](ctx, {})
     return ctx
 
 
 _NO_CODES: frozenset[str] = frozenset()
 
-CheckFn = Callable[[ParsedURL | None, CheckContext], Iterable[Hit]]
+HOST_FACTS = frozenset(
+    {
+        "host",
+        "host_unicode",
+        "host_kind",
+        "host_for_display",
+        "labels",
+        "registrable_domain",
+        "public_suffix",
+        "suffix_is_private",
+        "ip",
+    }
+)
+"""Facts of the URL's host alone: a rule that reads nothing else is judged once per
+(host, server) and its findings shared by every URL on that host."""
+LINK_FACTS = frozenset(
+    {
+        "scheme",
+        "username",
+        "password",
+        "has_userinfo",
+        "port",
+        "effective_port",
+        "is_special",
+        "path_is_root",
+        "length",
+        "parse_error",
+        "hops",
+        "carried",
+        "redirect_position",
+    }
+)
+"""Facts of the URL beyond its host that links share often (most carry no URL, use the
+scheme's port, have no user info): a rule that reads only these and host facts is judged
+once per distinct tuple of them."""
+URL_TEXT_FACTS = frozenset({"raw", "href", "pathname", "search", "hash"})
+"""Facts that are the URL's own text, or parts of it that hold ids: nearly every URL has its
+own, so a rule that reads one is run on every URL (a memo keyed by them would only cost)."""
+FACT_NAMES = HOST_FACTS | LINK_FACTS | URL_TEXT_FACTS
+"""Every fact a rule may declare it reads (see :class:`Facts`)."""
+FactName = str
+"""One of :data:`FACT_NAMES`."""
+
+if TYPE_CHECKING:
+
+    class Facts(ParsedURL):
+        """What a rule is handed: the facts of one URL, of which it may read only those it
+        declares (:func:`rule`'s ``reads``). The URL's parts and the host's facts are those
+        of :class:`~urlvet.url.ParsedURL`; these are the others."""
+
+        parse_error: str | None
+        """Why a browser refuses the URL, when it does (the URL's parts are then absent)."""
+        hops: int
+        """How many redirects led to this URL (0 for the link itself)."""
+        length: int
+        """The length of the URL as given, in characters."""
+        path_is_root: bool
+        """True when the path is empty or ``/``."""
+        carried: tuple[CarriedURL, ...]
+        """The URLs carried in the query (:func:`urlvet.url.carried_urls`)."""
+        redirect_position: int | None
+        """Where a listed redirector page's destination stands in ``carried``, or None."""
+
+else:
+    Facts = ParsedURL
+
+
+class UndeclaredFact(UrlvetError):
+    """A rule read a fact it did not declare: its declaration must name every fact it reads,
+    since the engine shares the rule's findings between URLs that agree on those facts."""
+
+
+class FactView:
+    """A view of one URL's facts that holds only the facts a rule declares: reading any other
+    raises :class:`UndeclaredFact`. One class is made per set of declared facts
+    (:func:`view_class`), with a property per fact."""
+
+    __slots__ = ("_facts",)
+    _owner: str = ""
+    _reads: frozenset[str] = frozenset()
+
+    def __init__(self, facts: Any) -> None:
+        self._facts = facts
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for a name that is not a declared fact.
+        raise UndeclaredFact(
+            f"{self._owner} reads the fact {name!r} but declares only "
+            f"{sorted(self._reads)}: add it to the rule's reads"
+        )
+
+
+_VIEW_CLASSES: dict[tuple[str, frozenset[str]], type[FactView]] = {}
+
+
+def view_class(owner: str, reads: frozenset[str]) -> type[FactView]:
+    """The view class for a rule (``owner``, its code) that reads ``reads``: made once."""
+    key = (owner, reads)
+    made = _VIEW_CLASSES.get(key)
+    if made is None:
+        namespace: dict[str, Any] = {"__slots__": (), "_owner": owner, "_reads": reads}
+        for name in reads:
+            namespace[name] = property(_fact_getter(name))
+        made = type(f"FactView_{owner}", (FactView,), namespace)
+        _VIEW_CLASSES[key] = made
+    return made
+
+
+def _fact_getter(name: str) -> Callable[[FactView], Any]:
+    def get(view: FactView) -> Any:
+        return getattr(view._facts, name)
+
+    return get
+
+
+CheckFn = Callable[[Any, CheckContext], Iterable[Hit]]
+"""A check: given a view of the URL's facts (a parsed URL for ``dns`` and ``tls`` rules,
+which are not shared) and the context, it yields its hits."""
+MemberFn = Callable[[Any, CheckContext, Any], Iterable[Hit]]
+"""A rule of a family: given the view, the context and the family's one analysis."""
 
 _SECTIONS = ("## What it does", "## Why is this bad?", "## Example")
 _CODE = re.compile(r"^UV[1-9]\d\d$")
 
 
 @dataclass(frozen=True, slots=True)
+class Family:
+    """Rules that report several codes from one analysis of the URL (the lookalike rules share
+    one reading of the host): the engine computes :attr:`analysis` once per URL and hands it
+    to each member rule."""
+
+    name: str
+    analysis: Callable[[Any, CheckContext], Any] = field(repr=False)
+    """Given a view of the facts it reads and the context: the analysis."""
+    reads: frozenset[str] = frozenset()
+    """The facts the analysis reads."""
+
+
+@dataclass(frozen=True, slots=True)
 class Rule:
-    """A registered rule: stable code and name, default severity, documentation, check."""
+    """A registered rule: stable code and name, default severity, documentation, check, and
+    the facts of the URL it reads."""
 
     code: str
     name: str
@@ -199,76 +324,21 @@ class Rule:
     check: CheckFn = field(repr=False)
     doc: str = field(repr=False)
     cwe: int | None = None
-    hosts: frozenset[HostKind] | None = None
-    """For a ``url`` rule: the only host kinds it can fire on (None: any kind)."""
-    needs_server: bool = False
-    """For a ``url`` rule: True when it can only fire for a URL that a server asked for."""
-    per_host: bool = False
-    """For a ``url`` rule: True when its hits depend only on the URL's host, the server and the
-    policy, so that the engine runs it once per (host, server) and reuses the hits for every
-    URL on that host. Such a rule is given :func:`host_view` of the URL: it must read nothing
-    but the host's fields (``host``, ``host_unicode``, ``host_kind``, ``registrable_domain``,
-    ``public_suffix``, ``suffix_is_private``, ``ip``) and the context's ``settings`` and
-    ``server``. A rule that also reads the scheme, the user info, the port, the path, the
-    query, the fragment or the raw text stays per URL (the default)."""
-    plain_tail: bool | Callable[[CheckSettings], bool] = False
-    """For a ``url`` or ``raw`` rule: True when its hits on a URL with a plain tail (see
-    :func:`urlvet.url.plain_split`) are exactly its hits on the same URL with the tail cut to
-    ``/`` (a root path) or ``/x`` (any other path), so that the engine may vet one URL of each
-    shape per (scheme and authority, server) and reuse the verdict for every plain URL of
-    that shape. A callable decides from the policy's settings (a rule that reads the whole URL
-    only when the policy lists URLs, say). Per-host rules are blind to the tail by
-    construction. A rule that is not keeps the URLs it applies to on the ordinary path."""
-    reads_plain_tail_on: Callable[[ParsedURL, CheckSettings], bool] | None = None
-    """For a ``url`` rule that is blind to a plain tail on most hosts only: True for a URL
-    (a head with a representative tail) whose host is one where the rule reads the tail, so
-    that the URLs of that head keep the ordinary path (a trusted third party trusted on some
-    paths of its host only, say). The rule counts as blind everywhere else."""
-    plain_query: bool | Callable[[CheckSettings], bool] = False
-    """For a ``url`` or ``raw`` rule: True when its hits on a URL whose tail is a plain path
-    and then a query and fragment that the parser copies as they are (see
-    :func:`urlvet.url.query_split`: URLs carried in parameters, say) are exactly its hits on
-    the same URL with the query and fragment cut off, so that the engine may take them from
-    the plain shape of the head and the path (see :attr:`plain_tail`) and run only the rules
-    that :attr:`reads_query` on the URL itself. A callable decides from the policy's
-    settings. Per-host rules ignore the query by construction."""
-    reads_query: bool = False
-    """For a ``url`` rule: True when it reads the query only through :func:`carried` and
-    :func:`redirector_destination` (the URLs carried in its parameters) and never fires on a
-    URL that carries none: on a URL of :func:`urlvet.url.query_split`, the engine runs these
-    rules on the URL and takes every other rule's hits from a shape. Their hits are then a
-    function of the URL's head and path, the server and the parameters whose value may hold
-    a URL, which the engine keeps them by (a query's other parameters, a client id or a
-    state, change nothing)."""
+    reads: frozenset[str] = frozenset()
+    """For a ``raw`` or ``url`` rule: every fact of the URL it reads (:data:`FACT_NAMES`);
+    it is handed a view that holds only those, and its findings are shared between URLs that
+    agree on them (and on the server and the policy). Empty for other kinds, which are
+    handed the parsed URL and never shared."""
+    analysis: Family | None = None
+    """For a member of a family: the family, whose analysis the engine hands to
+    :attr:`member` (see :func:`member`)."""
+    member: MemberFn | None = field(default=None, repr=False)
+    """For a member of a family: the rule's check given the family's analysis."""
 
-    def blind_to_plain_query(self, settings: CheckSettings) -> bool:
-        """True when this rule's hits cannot tell a query of :func:`urlvet.url.query_split`
-        from none (see :attr:`plain_query`)."""
-        if self.per_host:
-            return True
-        if callable(self.plain_query):
-            return bool(self.plain_query(settings))
-        return self.plain_query
-
-    def blind_to_plain_tail(self, settings: CheckSettings) -> bool:
-        """True when this rule's hits cannot tell a plain tail from its representative."""
-        if self.per_host:
-            return True
-        if callable(self.plain_tail):
-            return bool(self.plain_tail(settings))
-        return self.plain_tail
-
-    def blind_to_plain_tail_on_some_hosts(self, settings: CheckSettings) -> bool:
-        """True when this rule is blind to a plain tail except on the hosts that
-        :attr:`reads_plain_tail_on` picks out (and not blind everywhere)."""
-        return self.reads_plain_tail_on is not None and not self.blind_to_plain_tail(settings)
-
-    def applies_to(self, host_kind: HostKind, has_server: bool) -> bool:
-        """False when the rule cannot fire on such a URL, so the engine need not run it (the
-        check still returns nothing there when called; a test pins that)."""
-        if self.needs_server and not has_server:
-            return False
-        return self.hosts is None or host_kind in self.hosts
+    @property
+    def host_only(self) -> bool:
+        """True when the rule reads only facts of the host (:data:`HOST_FACTS`)."""
+        return self.kind == "url" and self.reads <= HOST_FACTS
 
     @property
     def summary(self) -> str:
@@ -283,8 +353,40 @@ class Rule:
             return ""
         return parts[1].split("\n## ", 1)[0].strip()
 
+    def view(self, facts: Any) -> Any:
+        """``facts`` seen through this rule's declaration (see :class:`FactView`)."""
+        return view_class(self.code, self.all_reads)(facts)
+
+    @property
+    def all_reads(self) -> frozenset[str]:
+        """What the rule reads, its family's analysis included."""
+        if self.analysis is None:
+            return self.reads
+        return self.reads | self.analysis.reads
+
+    def run(self, facts: Any, ctx: CheckContext, analyses: dict[str, Any]) -> Iterable[Hit]:
+        """The rule's hits on ``facts``; a family's analysis is computed once per URL and kept
+        in ``analyses`` (by family name) for the other members."""
+        view = self.view(facts)
+        if self.analysis is None or self.member is None:
+            return self.check(view, ctx)
+        family = self.analysis
+        if family.name not in analyses:
+            analyses[family.name] = family.analysis(view, ctx)
+        return self.member(view, ctx, analyses[family.name])
+
 
 _DEFINED: dict[str, Rule] = {}
+
+
+def _checked_reads(code: str, kind: RuleKind, reads: Iterable[str]) -> frozenset[str]:
+    declared = frozenset(reads)
+    unknown = declared - FACT_NAMES
+    if unknown:
+        raise ValueError(f"{code}: unknown facts {sorted(unknown)} in reads")
+    if kind in ("raw", "url") and not declared:
+        raise ValueError(f"{code}: a {kind} rule must declare the facts it reads")
+    return declared
 
 
 def rule(
@@ -293,84 +395,92 @@ def rule(
     severity: Severity,
     kind: RuleKind = "url",
     cwe: int | None = None,
-    hosts: Iterable[HostKind] | None = None,
-    needs_server: bool = False,
-    per_host: bool = False,
-    plain_tail: bool | Callable[[CheckSettings], bool] = False,
-    reads_plain_tail_on: Callable[[ParsedURL, CheckSettings], bool] | None = None,
-    plain_query: bool | Callable[[CheckSettings], bool] = False,
-    reads_query: bool = False,
+    reads: Iterable[str] = (),
 ) -> Callable[[CheckFn], CheckFn]:
     """Register a check under ``code``. Its docstring is the rule's documentation.
 
-    ``hosts`` and ``needs_server`` declare which URLs a ``url`` rule can fire on at all (see
-    :meth:`Rule.applies_to`); the engine skips the rule for the others. ``per_host`` declares
-    that its hits depend on the host, the server and the policy only (see
-    :attr:`Rule.per_host`); the engine then computes them once per host. ``plain_tail``
-    declares that its hits ignore a plain tail (see :attr:`Rule.plain_tail`), and
-    ``reads_plain_tail_on`` that they do except on the URLs it picks out (see
-    :attr:`Rule.reads_plain_tail_on`). ``plain_query`` declares that they ignore a query of
-    URL characters (see :attr:`Rule.plain_query`), ``reads_query`` that they read one and
-    fire on no URL without one (see :attr:`Rule.reads_query`).
+    ``reads`` names every fact of the URL the check reads (:data:`FACT_NAMES`; required for
+    ``raw`` and ``url`` rules): the check is handed a view that holds only those, and the
+    engine shares its findings between URLs that agree on them. A ``raw`` rule runs on input
+    that does not parse too (then only ``raw``, ``length``, ``parse_error`` and ``hops`` are
+    there); a ``url`` rule only on a parsed URL.
     """
-    if per_host and kind != "url":
-        raise ValueError(f"{code}: only a url rule can be per_host")
-    if reads_query and (kind != "url" or plain_query):
-        raise ValueError(f"{code}: only a url rule that does not ignore the query reads it")
     if not _CODE.match(code):
         raise ValueError(f"bad rule code {code!r}")
+    declared = _checked_reads(code, kind, reads)
 
     def register(fn: CheckFn) -> CheckFn:
-        doc = _dedent_doc(fn.__doc__ or "")
-        if code in _DEFINED and _DEFINED[code].check is not fn:
-            raise ValueError(f"rule code {code} is defined twice")
-        _DEFINED[code] = Rule(
-            code=code,
-            name=name,
-            family=f"UV{code[2]}xx",
-            severity=severity,
-            kind=kind,
-            check=fn,
-            doc=doc,
-            cwe=cwe,
-            hosts=frozenset(hosts) if hosts is not None else None,
-            needs_server=needs_server,
-            per_host=per_host,
-            plain_tail=plain_tail,
-            reads_plain_tail_on=reads_plain_tail_on,
-            plain_query=plain_query,
-            reads_query=reads_query,
-        )
+        _register(Rule(code, name, f"UV{code[2]}xx", severity, kind, fn, _doc(fn), cwe, declared))
         return fn
 
     return register
 
 
-def host_view(url: ParsedURL) -> ParsedURL:
-    """``url`` reduced to its host: what a ``per_host`` rule is given.
+def family(name: str, reads: Iterable[str]) -> Callable[[Callable[..., Any]], Family]:
+    """Declare a family's one analysis (a function of a view of ``reads`` and the context);
+    its member rules are registered with :func:`member`."""
+    declared = _checked_reads(name, "url", reads)
 
-    Everything that is not a fact about the host is blank (no scheme, user info, port, path,
-    query or fragment; no raw text), so a per-host rule's hits are a function of the host
-    alone by construction and cannot depend on which URL of the host came first.
-    """
-    return new_parsed(
-        "",  # raw
-        "",  # href
-        "",  # scheme
-        "",  # username
-        "",  # password
-        url.host,
-        url.host_unicode,
-        url.host_kind,
-        None,  # port
-        "",  # pathname
-        "",  # search
-        "",  # hash
-        url.registrable_domain,
-        url.public_suffix,
-        url.suffix_is_private,
-        url.ip,
+    def register(fn: Callable[[Any, CheckContext], Any]) -> Family:
+        return Family(name, fn, declared)
+
+    return register
+
+
+def member(
+    of: Family,
+    code: str,
+    name: str,
+    severity: Severity,
+    cwe: int | None = None,
+    reads: Iterable[str] = (),
+) -> Callable[[MemberFn], MemberFn]:
+    """Register a ``url`` rule of the family ``of``: its check is given the family's analysis
+    as a third argument, computed once per URL for every member. ``reads``: what the member
+    reads beyond what the analysis reads."""
+    if not _CODE.match(code):
+        raise ValueError(f"bad rule code {code!r}")
+    declared = frozenset(reads) | of.reads
+    _checked_reads(code, "url", declared)
+
+    def register(fn: MemberFn) -> MemberFn:
+        def check(url: Any, ctx: CheckContext) -> Iterable[Hit]:
+            return fn(url, ctx, of.analysis(url, ctx))
+
+        found = Rule(code, name, f"UV{code[2]}xx", severity, "url", check, _doc(fn), cwe, declared)
+        _register(_with_family(found, of, fn))
+        return fn
+
+    return register
+
+
+def _with_family(found: Rule, of: Family, fn: MemberFn) -> Rule:
+    return Rule(
+        found.code,
+        found.name,
+        found.family,
+        found.severity,
+        found.kind,
+        found.check,
+        found.doc,
+        found.cwe,
+        found.reads,
+        of,
+        fn,
     )
+
+
+def _register(made: Rule) -> None:
+    known = _DEFINED.get(made.code)
+    if known is not None and known.doc != made.doc:
+        raise ValueError(f"rule code {made.code} is defined twice")
+    _DEFINED[made.code] = made
+
+
+def _doc(fn: Callable[..., Any]) -> str:
+    import inspect
+
+    return inspect.cleandoc(fn.__doc__ or "")
 
 
 def defined_rules() -> Mapping[str, Rule]:
@@ -381,12 +491,6 @@ def defined_rules() -> Mapping[str, Rule]:
 def missing_sections(doc: str) -> list[str]:
     """The required documentation sections that ``doc`` lacks."""
     return [s for s in _SECTIONS if s not in doc]
-
-
-def _dedent_doc(doc: str) -> str:
-    import inspect
-
-    return inspect.cleandoc(doc)
 
 
 def host_matches(host: str, domains: AbstractSet[str]) -> str | None:
@@ -513,36 +617,49 @@ def redirector_parameters(
     return None
 
 
-def carried(url: ParsedURL, ctx: CheckContext) -> tuple[CarriedURL, ...]:
-    """The URLs ``url`` carries (see ``url.carried_urls``), read once per URL for all rules."""
-    return _carried_analysis(url, ctx)[0]
+def carried(url: Facts, ctx: CheckContext) -> tuple[CarriedURL, ...]:
+    """The URLs ``url`` carries (see ``url.carried_urls``): the fact ``carried``."""
+    return url.carried
 
 
-def redirector_destination(url: ParsedURL, ctx: CheckContext) -> CarriedURL | None:
+def redirector_destination(url: Facts, ctx: CheckContext) -> CarriedURL | None:
     """The URL a listed redirector page forwards to (its first destination parameter that holds
     an absolute URL), or None when ``url`` is no redirector or carries none."""
-    return _carried_analysis(url, ctx)[1]
+    position = url.redirect_position
+    return None if position is None else url.carried[position]
 
 
-_NOTHING_CARRIED: tuple[tuple[CarriedURL, ...], CarriedURL | None] = ((), None)
+def redirector_position(url: Facts, ctx: CheckContext) -> int | None:
+    """Where :func:`redirector_destination` stands in :func:`carried` (its index), or None:
+    the fact ``redirect_position``.
+
+    Rules that leave the redirector's destination to UV213 skip it by this position: items
+    are values, and a second copy of the same parameter is an equal item of its own."""
+    return url.redirect_position
 
 
-def _carried_analysis(
-    url: ParsedURL, ctx: CheckContext
-) -> tuple[tuple[CarriedURL, ...], CarriedURL | None]:
-    # Four rules ask; the answer is computed once per URL.
-    memo = ctx.memo.get("carried")
-    if memo is not None and memo[0] is url:
-        answer: tuple[tuple[CarriedURL, ...], CarriedURL | None] = memo[1]
-        return answer
-    if not url.search or not may_carry(url.search):
-        return _NOTHING_CARRIED
-    items = carried_urls(url)
-    redirect = None
-    if items:
-        params = redirector_parameters(url, ctx.settings)
-        if params:
-            redirect = next((i for i in items if i.depth == 1 and i.name in params), None)
-    answer = (items, redirect)
-    ctx.memo["carried"] = (url, answer)
-    return answer
+def onward(url: Facts, ctx: CheckContext) -> DestinationVetter | None:
+    """What vets the URL a link forwards to, or None when no more redirects may be followed
+    (``url`` lies :data:`MAX_REDIRECT_HOPS` deep): read through the fact ``hops``."""
+    if url.hops >= MAX_REDIRECT_HOPS:
+        return None
+    return ctx.destinations
+
+
+def redirect_position_of(
+    url: ParsedURL, items: tuple[CarriedURL, ...], settings: CheckSettings
+) -> int | None:
+    """How the fact ``redirect_position`` is computed from the URL and its ``carried`` items:
+    the index of the first item of depth 1 in one of the parameters a listed redirector page
+    forwards with, or None."""
+    if not items:
+        return None
+    params = redirector_parameters(url, settings)
+    if not params:
+        return None
+    return next((n for n, i in enumerate(items) if i.depth == 1 and i.name in params), None)
+
+
+def carried_of(url: ParsedURL) -> tuple[CarriedURL, ...]:
+    """How the fact ``carried`` is computed: :func:`urlvet.url.carried_urls`."""
+    return carried_urls(url)

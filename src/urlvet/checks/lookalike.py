@@ -14,7 +14,7 @@ import unicodedata
 from collections.abc import Iterator
 
 from urlvet import confusables
-from urlvet.checks.base import DOMAIN_HOSTS, CheckContext, Hit, rule
+from urlvet.checks.base import CheckContext, Facts, Hit, family, member, rule
 from urlvet.findings import Severity
 from urlvet.lookalike import (
     LookalikeIndex,
@@ -39,18 +39,23 @@ def _server_domain(ctx: CheckContext) -> str | None:
     return ctx.server.registrable_domain if ctx.server is not None else None
 
 
-def _report(url: ParsedURL | None, ctx: CheckContext) -> LookalikeReport | None:
-    """The index's analysis of the URL's host: computed by the first of the rules to ask and
-    kept in the context for the other five (the analysis is the cost of this family)."""
-    if url is None or url.host_kind is not HostKind.DOMAIN or not url.host:
+_LOOKALIKE_READS = (
+    "host",
+    "host_unicode",
+    "host_kind",
+    "registrable_domain",
+    "public_suffix",
+    "suffix_is_private",
+)
+
+
+@family("lookalike", reads=_LOOKALIKE_READS)
+def lookalike_analysis(url: Facts, ctx: CheckContext) -> LookalikeReport | None:
+    """The index's analysis of the URL's host, which the six lookalike rules (UV302-UV307)
+    each report a part of: the engine computes it once per URL for all six."""
+    if url.host_kind is not HostKind.DOMAIN or not url.host:
         return None
-    memo = ctx.memo.get("lookalike")
-    if memo is not None and memo[0] is url:
-        report: LookalikeReport = memo[1]
-        return report
-    report = _index(ctx).analyze(url, _server_domain(ctx))
-    ctx.memo["lookalike"] = (url, report)
-    return report
+    return _index(ctx).analyze(url, _server_domain(ctx))
 
 
 def _shown(url: ParsedURL) -> str:
@@ -180,14 +185,9 @@ def _describe_letters(part: str, letters: list[dict[str, object]]) -> str:
 
 
 @rule(
-    "UV301",
-    "unsafe-idn-display",
-    Severity.MEDIUM,
-    cwe=_LOOKALIKE_CWE,
-    hosts=DOMAIN_HOSTS,
-    per_host=True,
+    "UV301", "unsafe-idn-display", Severity.MEDIUM, cwe=_LOOKALIKE_CWE, reads={"host", "host_kind"}
 )
-def unsafe_idn_display(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def unsafe_idn_display(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """An internationalised host name that is not safe to show in Unicode.
 
     ## What it does
@@ -228,15 +228,16 @@ def unsafe_idn_display(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
     )
 
 
-@rule(
+@member(
+    lookalike_analysis,
     "UV302",
     "homoglyph-of-protected-domain",
     Severity.CRITICAL,
     cwe=_LOOKALIKE_CWE,
-    hosts=DOMAIN_HOSTS,
-    per_host=True,
 )
-def homoglyph_of_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def homoglyph_of_protected_domain(
+    url: Facts, ctx: CheckContext, report: LookalikeReport | None
+) -> Iterator[Hit]:
     """A host that looks exactly like a protected domain but is not it.
 
     ## What it does
@@ -254,7 +255,6 @@ def homoglyph_of_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> I
     `https://pаypal.com/signin` (Cyrillic а), `https://rnicrosoft.com/`,
     `https://accounts.goog1e.com/`.
     """
-    report = _report(url, ctx)
     if report is None or url is None or not report.matches:
         return
     for match in report.of_kind(MatchKind.HOMOGLYPH):
@@ -286,15 +286,12 @@ _EDIT_TEXT = {
 }
 
 
-@rule(
-    "UV303",
-    "near-miss-of-protected-domain",
-    Severity.HIGH,
-    cwe=_LOOKALIKE_CWE,
-    hosts=DOMAIN_HOSTS,
-    per_host=True,
+@member(
+    lookalike_analysis, "UV303", "near-miss-of-protected-domain", Severity.HIGH, cwe=_LOOKALIKE_CWE
 )
-def near_miss_of_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def near_miss_of_protected_domain(
+    url: Facts, ctx: CheckContext, report: LookalikeReport | None
+) -> Iterator[Hit]:
     """A host one typo away from a protected domain.
 
     ## What it does
@@ -314,7 +311,6 @@ def near_miss_of_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> I
     `https://paypall.com/`, `https://gooogle.com/`, `https://githbu.com/`,
     `https://g00gle.com/`.
     """
-    report = _report(url, ctx)
     if report is None or url is None or not report.matches:
         return
     for match in report.of_kind(MatchKind.NEAR_MISS):
@@ -328,15 +324,16 @@ def near_miss_of_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> I
         )
 
 
-@rule(
+@member(
+    lookalike_analysis,
     "UV304",
     "protected-domain-under-other-suffix",
     Severity.MEDIUM,
     cwe=_LOOKALIKE_CWE,
-    hosts=DOMAIN_HOSTS,
-    per_host=True,
 )
-def protected_domain_under_other_suffix(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def protected_domain_under_other_suffix(
+    url: Facts, ctx: CheckContext, report: LookalikeReport | None
+) -> Iterator[Hit]:
     """A protected name registered under another public suffix.
 
     ## What it does
@@ -352,7 +349,6 @@ def protected_domain_under_other_suffix(url: ParsedURL | None, ctx: CheckContext
     ## Example
     `https://paypal.com.co/`, `https://github.co/`.
     """
-    report = _report(url, ctx)
     if report is None or url is None or not report.matches:
         return
     for match in report.of_kind(MatchKind.OTHER_SUFFIX):
@@ -363,15 +359,10 @@ def protected_domain_under_other_suffix(url: ParsedURL | None, ctx: CheckContext
         )
 
 
-@rule(
-    "UV305",
-    "embedded-protected-domain",
-    Severity.HIGH,
-    cwe=_LOOKALIKE_CWE,
-    hosts=DOMAIN_HOSTS,
-    per_host=True,
-)
-def embedded_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@member(lookalike_analysis, "UV305", "embedded-protected-domain", Severity.HIGH, cwe=_LOOKALIKE_CWE)
+def embedded_protected_domain(
+    url: Facts, ctx: CheckContext, report: LookalikeReport | None
+) -> Iterator[Hit]:
     """A host that spells out a protected domain inside a different site's name.
 
     ## What it does
@@ -388,7 +379,6 @@ def embedded_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Itera
     `https://accounts.google.com.evil.example/`, `https://accounts-google-com.evil.example/`,
     `https://googlecom-login.net/`.
     """
-    report = _report(url, ctx)
     if report is None or url is None or not report.matches:
         return
     site = url.registrable_domain or url.host
@@ -403,15 +393,8 @@ def embedded_protected_domain(url: ParsedURL | None, ctx: CheckContext) -> Itera
         )
 
 
-@rule(
-    "UV306",
-    "combo-squatting",
-    Severity.MEDIUM,
-    cwe=_LOOKALIKE_CWE,
-    hosts=DOMAIN_HOSTS,
-    per_host=True,
-)
-def combo_squatting(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@member(lookalike_analysis, "UV306", "combo-squatting", Severity.MEDIUM, cwe=_LOOKALIKE_CWE)
+def combo_squatting(url: Facts, ctx: CheckContext, report: LookalikeReport | None) -> Iterator[Hit]:
     """A protected brand name combined with a sign-in or payment word.
 
     ## What it does
@@ -441,7 +424,6 @@ def combo_squatting(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     `https://paypal-secure.com/`, `https://github-login.com/`, `https://secureamazonlogin.net/`,
     `https://my-paypal.co.uk/`, `https://amaz0n-refunds.co/` (high).
     """
-    report = _report(url, ctx)
     if report is None or url is None or not report.matches:
         return
     for match in report.of_kind(MatchKind.COMBO):
@@ -458,15 +440,10 @@ def combo_squatting(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
         )
 
 
-@rule(
-    "UV307",
-    "protected-brand-as-label",
-    Severity.HIGH,
-    cwe=_LOOKALIKE_CWE,
-    hosts=DOMAIN_HOSTS,
-    per_host=True,
-)
-def protected_brand_as_label(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@member(lookalike_analysis, "UV307", "protected-brand-as-label", Severity.HIGH, cwe=_LOOKALIKE_CWE)
+def protected_brand_as_label(
+    url: Facts, ctx: CheckContext, report: LookalikeReport | None
+) -> Iterator[Hit]:
     """A protected brand standing as a label of another site's host, with a phishing word.
 
     ## What it does
@@ -488,7 +465,6 @@ def protected_brand_as_label(url: ParsedURL | None, ctx: CheckContext) -> Iterat
     `https://secure-chase.account-alerts.info/` (medium). Not flagged: `https://github.acme.com/`
     (a company's own GitHub Enterprise: no second signal).
     """
-    report = _report(url, ctx)
     if report is None or url is None or not report.matches:
         return
     site = url.registrable_domain or url.host

@@ -16,15 +16,17 @@ from typing import Any
 
 from urlvet.checks.addresses import internal_target
 from urlvet.checks.base import (
-    DOMAIN_HOSTS,
     CheckContext,
+    Facts,
     Hit,
     allowed_domain,
     carried,
     clip,
     compared_site,
     host_matches,
+    onward,
     redirector_destination,
+    redirector_position,
     rule,
 )
 from urlvet.findings import Finding, Severity
@@ -99,8 +101,13 @@ def _where(target: ParsedURL) -> str:
     return target.host_for_display if target.host else f"a {target.scheme}: URL"
 
 
-@rule("UV212", "url-shortener", Severity.LOW, hosts=DOMAIN_HOSTS, plain_tail=True, plain_query=True)
-def url_shortener(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule(
+    "UV212",
+    "url-shortener",
+    Severity.LOW,
+    reads={"host", "host_kind", "path_is_root", "registrable_domain", "scheme"},
+)
+def url_shortener(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A link on a URL shortener, which hides where it leads.
 
     ## What it does
@@ -119,7 +126,7 @@ def url_shortener(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     """
     if url is None or url.host_kind is not HostKind.DOMAIN or url.scheme not in ("http", "https"):
         return
-    if url.pathname in ("", "/"):
+    if url.path_is_root:
         return
     site = url.registrable_domain
     if site is not None and site not in ctx.settings.shortener_sites:
@@ -139,11 +146,17 @@ def url_shortener(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     "open-redirect",
     Severity.LOW,
     cwe=601,
-    hosts=DOMAIN_HOSTS,
-    plain_tail=True,
-    reads_query=True,
+    reads={
+        "host",
+        "host_kind",
+        "host_for_display",
+        "registrable_domain",
+        "carried",
+        "redirect_position",
+        "hops",
+    },
 )
-def open_redirect(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def open_redirect(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A redirector page of a big site that forwards the browser to another site.
 
     ## What it does
@@ -152,8 +165,9 @@ def open_redirect(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     destination from its parameter (percent-decoded as many times as it was encoded; Bing's
     `a1` + base64url undone), reports it, and vets it as if it had been the link: the
     destination's findings are listed in the evidence and the finding takes the severity of the
-    worst of them (low when there are none). A destination on the redirector's own site is left
-    alone. Redirectors inside redirectors are followed up to three hops. A policy severity
+    worst of them (low when there are none). For a destination on the redirector's own site,
+    only where it sends the browser next counts (a redirect, a shortener, an unsafe parameter
+    of its own), as for UV214. Redirectors inside redirectors are followed up to three hops. A policy severity
     override for this code replaces the destination's severity too.
 
     ## Why is this bad?
@@ -165,19 +179,27 @@ def open_redirect(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     `https://www.google.com/url?q=https://xn--pypal-4ve.com/signin`,
     `https://www.bing.com/ck/a?...&u=a1aHR0cHM6Ly9ldmlsLmV4YW1wbGUv`.
     """
-    if url is None or url.host_kind is not HostKind.DOMAIN or not url.search:
+    if url is None or url.host_kind is not HostKind.DOMAIN or not url.carried:
         return
     item = redirector_destination(url, ctx)
     if item is None:
         return
     target = item.target
-    if target.host_kind is HostKind.DOMAIN and compared_site(target) == compared_site(url):
+    same_site = target.host_kind is HostKind.DOMAIN and compared_site(target) == compared_site(url)
+    destinations = onward(url, ctx)
+    if same_site and destinations is None:
         return
     counted: list[Finding] = []
     final = target.href
-    if ctx.destinations is not None:
-        nested = ctx.destinations.destination_findings(item.value.strip(), ctx.hops + 1)
+    if destinations is not None:
+        nested = destinations.destination_findings(item.value.strip(), url.hops + 1)
         counted = _counted(nested)
+        if same_site:
+            # A hop within the redirector's own site: its pages are judged with the link, but
+            # where that hop sends the browser next (a redirect of its own) still counts.
+            counted = [f for f in counted if f.code in _ONWARD]
+            if not counted:
+                return
         for f in nested:
             if f.code == "UV213" and isinstance(f.evidence.get("final_destination"), str):
                 final = f.evidence["final_destination"]
@@ -198,10 +220,17 @@ def open_redirect(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     "unsafe-destination-in-parameter",
     Severity.MEDIUM,
     cwe=601,
-    plain_tail=True,
-    reads_query=True,
+    reads={
+        "host",
+        "host_kind",
+        "host_for_display",
+        "registrable_domain",
+        "carried",
+        "redirect_position",
+        "hops",
+    },
 )
-def unsafe_destination_in_parameter(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def unsafe_destination_in_parameter(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A parameter such as `next` or `continue` that sends the browser on to an unsafe URL.
 
     ## What it does
@@ -224,15 +253,18 @@ def unsafe_destination_in_parameter(url: ParsedURL | None, ctx: CheckContext) ->
     `https://www.example.com/account/login?next=https%3A%2F%2Fxn--pypal-4ve.com%2F`,
     `https://shop.example.net/go?dest=javascript%3Aalert(document.cookie)`.
     """
-    if url is None or not url.search or ctx.destinations is None:
+    destinations = None if url is None or not url.carried else onward(url, ctx)
+    if url is None or destinations is None:
         return
     items = carried(url, ctx)
     if not items:
         return
-    redirect = redirector_destination(url, ctx)
-    for item in items:
+    # By position, never by identity: a second copy of the redirector's parameter is equal
+    # to the first, and is read here all the same.
+    redirect = redirector_position(url, ctx)
+    for position, item in enumerate(items):
         # Deeper URLs are vetted inside the one that carries them, so that they count once.
-        if item.depth != 1 or item is redirect or item.name.lower() not in REDIRECT_PARAMETERS:
+        if item.depth != 1 or position == redirect or item.name.lower() not in REDIRECT_PARAMETERS:
             continue
         target = item.target
         if target.scheme in ("http", "https"):
@@ -240,7 +272,7 @@ def unsafe_destination_in_parameter(url: ParsedURL | None, ctx: CheckContext) ->
                 continue
             if internal_target(target, ctx) is not None:
                 continue  # UV210 reports it
-        nested = ctx.destinations.destination_findings(item.value.strip(), ctx.hops + 1)
+        nested = destinations.destination_findings(item.value.strip(), url.hops + 1)
         counted = _counted(nested)
         if target.host_kind is HostKind.DOMAIN and compared_site(target) == compared_site(url):
             # The site sending you on within itself: its own pages are judged with the link;

@@ -6,10 +6,9 @@ import re
 from collections.abc import Iterator
 
 from urlvet.checks.base import (
-    DOMAIN_HOSTS,
-    IP_HOSTS,
     CheckContext,
     CheckSettings,
+    Facts,
     Hit,
     carried,
     clip,
@@ -91,12 +90,17 @@ def _expected_domains(ctx: CheckContext) -> frozenset[str] | None:
     "cross-site-from-server",
     Severity.MEDIUM,
     cwe=601,
-    hosts=DOMAIN_HOSTS | IP_HOSTS,
-    needs_server=True,
-    reads_plain_tail_on=path_decides_trust,
-    plain_query=True,
+    reads={
+        "host",
+        "host_kind",
+        "host_for_display",
+        "registrable_domain",
+        "pathname",
+        "scheme",
+        "ip",
+    },
 )
-def cross_site_from_server(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def cross_site_from_server(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """The URL's site is not the site of the remote server that asked for it.
 
     ## What it does
@@ -133,12 +137,9 @@ def cross_site_from_server(url: ParsedURL | None, ctx: CheckContext) -> Iterator
     "server-domain-embedded",
     Severity.HIGH,
     cwe=451,
-    hosts=DOMAIN_HOSTS,
-    needs_server=True,
-    reads_plain_tail_on=path_decides_trust,
-    plain_query=True,
+    reads={"host", "host_kind", "registrable_domain", "pathname", "scheme", "ip"},
 )
-def server_domain_embedded(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def server_domain_embedded(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """The server's own domain written inside a host that belongs to someone else.
 
     ## What it does
@@ -206,12 +207,17 @@ def _under_any(host: str, domains: frozenset[str]) -> bool:
     "UV403",
     "trusted-third-party",
     Severity.INFO,
-    hosts=DOMAIN_HOSTS,
-    needs_server=True,
-    reads_plain_tail_on=path_decides_trust,
-    plain_query=True,
+    reads={
+        "host",
+        "host_kind",
+        "host_for_display",
+        "registrable_domain",
+        "pathname",
+        "scheme",
+        "ip",
+    },
 )
-def trusted_third_party_rule(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def trusted_third_party_rule(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """The URL is on a third party the policy trusts, such as an identity provider.
 
     ## What it does
@@ -242,9 +248,12 @@ def trusted_third_party_rule(url: ParsedURL | None, ctx: CheckContext) -> Iterat
 
 
 @rule(
-    "UV404", "local-callback", Severity.INFO, needs_server=True, plain_tail=True, plain_query=True
+    "UV404",
+    "local-callback",
+    Severity.INFO,
+    reads={"scheme", "effective_port", "host", "host_kind", "ip"},
 )
-def local_callback(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def local_callback(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A local server sends the user to a page on this computer.
 
     ## What it does
@@ -272,11 +281,17 @@ def local_callback(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     "unexpected-domain-for-server",
     Severity.MEDIUM,
     cwe=601,
-    needs_server=True,
-    reads_plain_tail_on=path_decides_trust,
-    plain_query=True,
+    reads={
+        "host",
+        "host_kind",
+        "host_for_display",
+        "registrable_domain",
+        "pathname",
+        "scheme",
+        "ip",
+    },
 )
-def unexpected_domain_for_server(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def unexpected_domain_for_server(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """The URL is outside the domains the policy expects from this server.
 
     ## What it does
@@ -313,12 +328,17 @@ def unexpected_domain_for_server(url: ParsedURL | None, ctx: CheckContext) -> It
     "sign-in-redirect-off-site",
     Severity.MEDIUM,
     cwe=601,
-    hosts=DOMAIN_HOSTS,
-    needs_server=True,
-    plain_tail=True,
-    reads_query=True,
+    reads={
+        "host",
+        "host_kind",
+        "host_for_display",
+        "registrable_domain",
+        "carried",
+        "ip",
+        "scheme",
+    },
 )
-def sign_in_redirect_off_site(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def sign_in_redirect_off_site(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A sign-in on another site whose grant comes back to neither the server nor this computer.
 
     ## What it does
@@ -341,7 +361,7 @@ def sign_in_redirect_off_site(url: ParsedURL | None, ctx: CheckContext) -> Itera
     server = ctx.server
     if url is None or server is None or server.parsed is None or server.is_local:
         return
-    if not url.search:
+    if not url.carried:
         return
     ours = compared_site(server.parsed)
     if compared_site(url) == ours:

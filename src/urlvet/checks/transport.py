@@ -6,26 +6,18 @@ import unicodedata
 from collections.abc import Iterator
 from urllib.parse import unquote
 
-from urlvet.checks.base import CheckContext, Hit, rule
+from urlvet.checks.base import CheckContext, Facts, Hit, rule
 from urlvet.findings import Severity
 from urlvet.hsts import hsts_preload_list_date, is_hsts_preloaded
 from urlvet.server import is_loopback_host
 from urlvet.text import cut, hidden_characters
-from urlvet.url import HostKind, ParsedURL
+from urlvet.url import HostKind
 
 _DANGEROUS = frozenset({"javascript", "data", "file", "vbscript", "blob", "filesystem"})
 
 
-@rule(
-    "UV100",
-    "unparseable-url",
-    Severity.CRITICAL,
-    kind="raw",
-    cwe=20,
-    plain_tail=True,
-    plain_query=True,
-)
-def unparseable_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule("UV100", "unparseable-url", Severity.CRITICAL, kind="raw", cwe=20, reads={"parse_error"})
+def unparseable_url(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A URL that a browser refuses to parse.
 
     ## What it does
@@ -43,14 +35,20 @@ def unparseable_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     ## Example
     `https://exa mple.com/`, `https://[::1/`, `https://example.com:99999/`, `not a url`.
     """
-    if ctx.parse_error is not None:
+    if url.parse_error is not None:
         yield Hit(
-            f"This is not a valid web address: {ctx.parse_error}.", {"reason": ctx.parse_error}
+            f"This is not a valid web address: {url.parse_error}.", {"reason": url.parse_error}
         )
 
 
-@rule("UV101", "plaintext-http", Severity.HIGH, cwe=319, plain_tail=True, plain_query=True)
-def plaintext_http(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule(
+    "UV101",
+    "plaintext-http",
+    Severity.HIGH,
+    cwe=319,
+    reads={"scheme", "host", "host_kind", "host_for_display", "ip"},
+)
+def plaintext_http(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A URL that uses plain `http:` (or `ws:`) instead of an encrypted scheme.
 
     ## What it does
@@ -94,8 +92,8 @@ def plaintext_http(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     )
 
 
-@rule("UV102", "dangerous-scheme", Severity.CRITICAL, cwe=79, plain_tail=True, plain_query=True)
-def dangerous_scheme(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule("UV102", "dangerous-scheme", Severity.CRITICAL, cwe=79, reads={"scheme"})
+def dangerous_scheme(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A URL whose scheme is not a web page: `javascript:`, `data:`, `file:`, and any other.
 
     ## What it does
@@ -122,8 +120,14 @@ def dangerous_scheme(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     )
 
 
-@rule("UV103", "credentials-in-url", Severity.MEDIUM, cwe=522, plain_tail=True, plain_query=True)
-def credentials_in_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule(
+    "UV103",
+    "credentials-in-url",
+    Severity.MEDIUM,
+    cwe=522,
+    reads={"username", "password", "has_userinfo"},
+)
+def credentials_in_url(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A URL that carries a username or password before the host.
 
     ## What it does
@@ -144,8 +148,24 @@ def credentials_in_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
     )
 
 
-@rule("UV104", "userinfo-deception", Severity.HIGH, cwe=451, plain_tail=True, plain_query=True)
-def userinfo_deception(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule(
+    "UV104",
+    "userinfo-deception",
+    Severity.HIGH,
+    cwe=451,
+    reads={
+        "has_userinfo",
+        "username",
+        "password",
+        "host",
+        "host_for_display",
+        "host_kind",
+        "host_unicode",
+        "registrable_domain",
+        "raw",
+    },
+)
+def userinfo_deception(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A URL written so that a person reads one host and the browser opens another.
 
     ## What it does
@@ -182,7 +202,7 @@ def userinfo_deception(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit
             return
     if url.host_kind is not HostKind.DOMAIN:
         return
-    written = _written_authority(ctx.raw) if "\\" in ctx.raw else None
+    written = _written_authority(url.raw) if "\\" in url.raw else None
     if written is not None and "\\" in written and "@" in written.split("\\", 1)[1]:
         seen = written.rsplit("@", 1)[1]
         yield Hit(
@@ -229,10 +249,8 @@ def _written_authority(raw: str) -> str | None:
 
 
 # Blind to a plain tail only because the engine never takes a URL over the limit as plain.
-@rule(
-    "UV105", "overlong-url", Severity.HIGH, kind="raw", cwe=400, plain_tail=True, plain_query=True
-)
-def overlong_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule("UV105", "overlong-url", Severity.HIGH, kind="raw", cwe=400, reads={"length"})
+def overlong_url(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A URL longer than the policy's limit.
 
     ## What it does
@@ -247,24 +265,16 @@ def overlong_url(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     `https://example.com/?q=` followed by 100,000 characters.
     """
     limit = ctx.settings.max_url_length
-    if len(ctx.raw) > limit:
+    if url.length > limit:
         yield Hit(
-            f"The link is {len(ctx.raw):,} characters long, more than the {limit:,} "
+            f"The link is {url.length:,} characters long, more than the {limit:,} "
             "allowed; it cannot be shown or checked in full.",
-            {"length": len(ctx.raw), "limit": limit},
+            {"length": url.length, "limit": limit},
         )
 
 
-@rule(
-    "UV106",
-    "hidden-characters",
-    Severity.HIGH,
-    kind="raw",
-    cwe=451,
-    plain_tail=True,
-    plain_query=True,
-)
-def hidden_characters_in_input(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule("UV106", "hidden-characters", Severity.HIGH, kind="raw", cwe=451, reads={"raw"})
+def hidden_characters_in_input(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """Control, bidirectional-override or invisible characters in the URL as given.
 
     ## What it does
@@ -280,7 +290,7 @@ def hidden_characters_in_input(url: ParsedURL | None, ctx: CheckContext) -> Iter
     ## Example
     `https://example.com/\u202egnp.exe`, `https://exa\u200bmple.com/`, `https://a.com\\n@b.com`.
     """
-    found = hidden_characters(ctx.raw)
+    found = hidden_characters(url.raw)
     if not found:
         return
     kinds = sorted({k for _, _, k in found})
@@ -297,8 +307,10 @@ def hidden_characters_in_input(url: ParsedURL | None, ctx: CheckContext) -> Iter
     )
 
 
-@rule("UV107", "non-standard-port", Severity.LOW, plain_tail=True, plain_query=True)
-def non_standard_port(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+@rule(
+    "UV107", "non-standard-port", Severity.LOW, reads={"scheme", "port", "host", "host_kind", "ip"}
+)
+def non_standard_port(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """An https URL on a port other than 443.
 
     ## What it does

@@ -72,6 +72,12 @@ def load_baseline(path: str | os.PathLike[str]) -> Baseline:
         raise InputError(f"{p}: cannot read the baseline: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"{p}: the baseline is not valid JSON: {exc}") from None
+    except RecursionError:
+        # A baseline is an object of a list of flat objects: three levels, never hundreds.
+        raise InputError(
+            f"{p}: the baseline's values are nested too deeply to be a baseline; "
+            "write one with --write-baseline"
+        ) from None
     if not isinstance(data, dict) or data.get("urlvet_baseline") != FORMAT_VERSION:
         raise InputError(
             f"{p}: not a urlvet baseline (expected an object with "

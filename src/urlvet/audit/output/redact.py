@@ -20,10 +20,13 @@ What counts as a secret:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote
+
+from urlvet.memo import memo_size
 
 REDACTED = "REDACTED"
 
@@ -73,19 +76,25 @@ _PARAM = re.compile(r"(?P<head>[?&#;](?P<name>[^=&#;?\s/\"'<>]{1,128})=)(?P<valu
 # and _NAME_PARTS to it); a name with '%' may decode to one.
 _WORDS = r"pass|pwd|tok|key|secr|code|sig|auth|jwt|otp|sas|assert|cred|sess|%"
 _NAME_WORDS = re.compile(_WORDS)
-# A parameter whose name holds one of them: where _PARAM can start a parameter, a name of the
-# characters _PARAM allows in one and more (so that it matches wherever _PARAM does), '='.
-_NAME_WITH_WORD = re.compile(rf"[?&#;][^=&#;?\s]*?(?:{_WORDS})[^=&#;?\s]*=")
-# scheme:// user : password @ — the password runs to the last '@' before the path.
-_PASSWORD = re.compile(
-    r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*:[/\\]*[^/\\?#@\s:\"'<>]*:)(?P<value>[^/\\?#\s\"'<>]*)@"
-)
-_USERNAME = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*:[/\\]+)(?P<value>[^/\\?#@\s:\"'<>]+)@")
+# A parameter name: where _PARAM can start a parameter, the characters _PARAM allows in a name
+# and more, then '='. Possessive, so that a start that fails gives up at once: each name is
+# read once, and the words are looked for in the names found (see tail_may_hold_secrets).
+_PARAM_NAME = re.compile(r"[?&#;]([^=&#;?\s]*+)=")
+# Every pattern below that reads a scheme starts only where a run of scheme characters starts
+# (its digits and signs before the first letter are taken with it): from any later letter
+# of the run the match would go on the same way and fail the same way, and trying each of
+# them made a long run of letters and digits cost its length squared.
+_SCHEME_HEAD = r"(?<![A-Za-z0-9+.\-])[0-9+.\-]*+[A-Za-z][A-Za-z0-9+.\-]*+:"
+# scheme:// user : — the head of a password (see _password_spans for the value).
+_PASSWORD_HEAD = re.compile(_SCHEME_HEAD + r"[/\\]*+[^/\\?#@\s:\"'<>]*+:")
+# Where a password stops: it runs to the last '@' before one of these.
+_PASSWORD_STOP = re.compile(r"[/\\?#\s\"'<>]")
+_USERNAME = re.compile(r"(?P<head>" + _SCHEME_HEAD + r"[/\\]++)(?P<value>[^/\\?#@\s:\"'<>]++)@")
 _TOKEN_PREFIXES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "sk-")
 _LITERAL_MIN = 4  # shorter secrets are redacted where they stand, not searched for in prose
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=memo_size(4096))
 def is_secret_name(name: str) -> bool:
     """True when a parameter (or evidence key) of this name carries a credential."""
     n = (unquote(name) if "%" in name else name).strip().lower()
@@ -116,7 +125,36 @@ def tail_may_hold_secrets(tail: str) -> bool:
     :func:`is_secret_name` compares names, or a '%' that may encode one: it may say True of
     a URL without a secret, never False of one with a secret. A word in the path
     (``/oauth2/authorize``) or a '%' in a value (an encoded ``redirect_uri``) is no reason."""
-    return "=" in tail and _NAME_WITH_WORD.search(tail.lower()) is not None
+    if "=" not in tail:
+        return False
+    search = _NAME_WORDS.search
+    return any(search(m.group(1)) for m in _PARAM_NAME.finditer(tail.lower()))
+
+
+def _password_spans(text: str) -> list[tuple[int, int, int]]:
+    """(start, value start, value end) of each password in ``text``, in order: after a head
+    ``scheme:`` ``//`` ``user:``, the value runs to the last '@' before a character that
+    ends it (:data:`_PASSWORD_STOP`). What the pattern
+    ``scheme:[/]*user:(?P<value>[^/?#...]*)@`` finds, in time linear in the text: the last
+    '@' and the stop after a head are looked up among positions found in one pass each,
+    where the pattern scanned the rest of the run again from every head that failed."""
+    ats = [m.start() for m in re.finditer("@", text)]
+    if not ats:
+        return []
+    stops = [m.start() for m in _PASSWORD_STOP.finditer(text)]
+    spans: list[tuple[int, int, int]] = []
+    pos = 0
+    while (m := _PASSWORD_HEAD.search(text, pos)) is not None:
+        begin = m.end()
+        i = bisect_left(stops, begin)
+        end = stops[i] if i < len(stops) else len(text)
+        j = bisect_left(ats, end) - 1
+        if j >= 0 and ats[j] >= begin:
+            spans.append((m.start(), begin, ats[j]))
+            pos = ats[j] + 1
+        else:
+            pos = m.start() + 1
+    return spans
 
 
 def secrets_in(text: str) -> set[str]:
@@ -127,9 +165,9 @@ def secrets_in(text: str) -> set[str]:
             if m.group("value") and is_secret_name(m.group("name")):
                 found.add(m.group("value"))
     if "@" in text:
-        for m in _PASSWORD.finditer(text):
-            if m.group("value"):
-                found.add(m.group("value"))
+        for _, begin, end in _password_spans(text):
+            if end > begin:
+                found.add(text[begin:end])
         for m in _USERNAME.finditer(text):
             if looks_like_token(m.group("value")):
                 found.add(m.group("value"))
@@ -148,13 +186,61 @@ def redact(text: str, secrets: set[str] | frozenset[str] = frozenset()) -> str:
     if "=" in out:
         out = _PARAM.sub(_param_sub, out)
     if "@" in out:
-        out = _PASSWORD.sub(lambda m: f"{m.group('head')}{_mask(m.group('value'))}@", out)
+        out = _masked_passwords(out)
         out = _USERNAME.sub(_username_sub, out)
     if secrets:
-        for secret in sorted(secrets, key=len, reverse=True):
-            if len(secret) >= _LITERAL_MIN and secret in out:
-                out = out.replace(secret, REDACTED)
+        literal = [secret for secret in secrets if len(secret) >= _LITERAL_MIN]
+        if len(literal) <= FEW_SECRETS:
+            for secret in sorted(literal, key=len, reverse=True):
+                if secret in out:
+                    out = out.replace(secret, REDACTED)
+        else:
+            out = _mask_many(out, literal)
     return out
+
+
+FEW_SECRETS = 8
+"""Up to this many secrets, each is replaced in turn (a pass over the text each); more are
+found in one pass (:func:`_mask_many`): a URL of thousands of credential parameters made one
+pass each cost the text's length times their number."""
+LITERAL_SEARCH_BUDGET = 32
+"""Characters compared per character of the text while :func:`_mask_many` looks for many
+secrets; past it the whole text is masked (hostile input: it never leaks a secret)."""
+
+
+def _mask_many(text: str, secrets: list[str]) -> str:
+    """``text`` with every place any of ``secrets`` covers masked, each stretch of covered
+    text once with :data:`REDACTED`, in one pass: the secrets are looked up by their first
+    :data:`_LITERAL_MIN` characters, longest first. Masking the union rather than one
+    secret after another keeps two overlapping secrets from leaving part of one readable."""
+    buckets: dict[str, list[str]] = {}
+    for secret in sorted(secrets, key=len, reverse=True):
+        buckets.setdefault(secret[:_LITERAL_MIN], []).append(secret)
+    budget = LITERAL_SEARCH_BUDGET * len(text) + 4096
+    covered: list[list[int]] = []  # stretches [start, end), merged where they touch
+    get = buckets.get
+    for i in range(len(text) - _LITERAL_MIN + 1):
+        bucket = get(text[i : i + _LITERAL_MIN])
+        if bucket is None:
+            continue
+        for secret in bucket:
+            budget -= len(secret)
+            if text.startswith(secret, i):
+                end = i + len(secret)
+                if covered and i <= covered[-1][1]:
+                    covered[-1][1] = max(covered[-1][1], end)
+                else:
+                    covered.append([i, end])
+                break
+        if budget < 0:
+            return REDACTED
+    parts: list[str] = []
+    done = 0
+    for start, end in covered:
+        parts += (text[done:start], REDACTED)
+        done = end
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 def redact_data(value: Any, secrets: set[str] | frozenset[str], key: str = "") -> Any:
@@ -178,8 +264,15 @@ def redact_data(value: Any, secrets: set[str] | frozenset[str], key: str = "") -
     return value
 
 
-def _mask(value: str) -> str:
-    return REDACTED if value else value
+def _masked_passwords(text: str) -> str:
+    parts: list[str] = []
+    done = 0
+    for _, begin, end in _password_spans(text):
+        parts.append(text[done:begin])
+        parts.append(REDACTED if end > begin else "")
+        done = end
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 def _param_sub(m: re.Match[str]) -> str:

@@ -40,7 +40,10 @@ class TextWriter:
     def __init__(self, stream: TextIO, info: RunInfo) -> None:
         self.stream = stream
         self.info = info
-        self._groups: dict[int, _Group] = {}  # by id(record): the group keeps it alive
+        # By what the report shows of a record (its URL, server, decision and findings),
+        # never by its identity: an audit hands out one record object per URL or many (cut
+        # from a template, made in another process), and the count must not depend on that.
+        self._groups: dict[tuple[object, ...], _Group] = {}
         self._dropped: dict[str, int] = {"block": 0, "warn": 0}
         self._diagnostics: list[Diagnostic] = []
         self._more_diagnostics = 0
@@ -54,12 +57,13 @@ class TextWriter:
             return
         if accepted and all(f.code in accepted for f in record.findings):
             return
-        group = self._groups.get(id(record))
+        key = (record.url, record.server, record.decision, record.findings)
+        group = self._groups.get(key)
         if group is None:
             if len(self._groups) >= MAX_GROUPS:
                 self._dropped[record.decision.value] += 1
                 return
-            group = self._groups[id(record)] = _Group(record)
+            group = self._groups[key] = _Group(record)
         group.count += 1
         if len(group.locations) < MAX_LOCATIONS:
             group.locations.append(f"{occ.path}:{occ.line}:{occ.column}")

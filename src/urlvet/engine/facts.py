@@ -1,0 +1,132 @@
+"""How each fact of a URL is computed: lazily, at most once per URL.
+
+A :class:`URLFacts` holds one URL as given, its parse, and the context facts (how deep in a
+chain of redirects it lies); the facts rules declare they read (``urlvet.checks.base``'s
+``FACT_NAMES``) are its attributes. The parts of the URL and the facts of its host are those
+of the parse; the others are computed on first use and kept for the other rules.
+"""
+
+from __future__ import annotations
+
+from operator import attrgetter
+from typing import Any
+
+from urlvet.checks.base import (
+    FACT_NAMES,
+    CheckSettings,
+    carried_of,
+    redirect_position_of,
+)
+from urlvet.errors import UrlvetError
+from urlvet.url import CarriedURL, ParsedURL
+
+
+class UnparsedURL(UrlvetError):
+    """A rule that runs on input that does not parse (a ``raw`` rule) read a part of the URL."""
+
+
+_PARTS = (
+    "href",
+    "scheme",
+    "username",
+    "password",
+    "host",
+    "host_unicode",
+    "host_kind",
+    "port",
+    "pathname",
+    "search",
+    "hash",
+    "registrable_domain",
+    "public_suffix",
+    "suffix_is_private",
+    "ip",
+    "has_userinfo",
+    "effective_port",
+    "is_special",
+    "labels",
+    "host_for_display",
+)
+"""The facts that are the parse's own fields and properties."""
+
+
+def _part(name: str) -> property:
+    get = attrgetter(name)
+
+    def read(facts: URLFacts) -> Any:
+        url = facts.url
+        if url is None:
+            raise UnparsedURL(f"the input does not parse: it has no {name}")
+        return get(url)
+
+    return property(read, doc=f"The parse's ``{name}``.")
+
+
+class URLFacts:
+    """The facts of one URL (see the module's docstring). Built for every URL: a few slots,
+    the derived facts computed on first use."""
+
+    __slots__ = ("_carried", "_position", "hops", "parse_error", "raw", "settings", "url")
+
+    def __init__(
+        self,
+        raw: str,
+        url: ParsedURL | None,
+        parse_error: str | None,
+        hops: int,
+        settings: CheckSettings,
+    ) -> None:
+        """The facts of ``raw``, parsed as ``url`` (None, with ``parse_error``, when it does
+        not parse), ``hops`` redirects deep, under the policy's ``settings``."""
+        self.raw = raw
+        self.url = url
+        self.parse_error = parse_error
+        self.hops = hops
+        self.settings = settings
+        self._carried: tuple[CarriedURL, ...] | None = None
+        self._position: int | bool | None = False
+
+    @property
+    def length(self) -> int:
+        """The length of the URL as given."""
+        return len(self.raw)
+
+    @property
+    def path_is_root(self) -> bool:
+        """True when the path is empty or ``/``."""
+        url = self.url
+        if url is None:
+            raise UnparsedURL("the input does not parse: it has no path")
+        return url.pathname in ("", "/")
+
+    @property
+    def carried(self) -> tuple[CarriedURL, ...]:
+        """The URLs carried in the query, at any depth."""
+        found = self._carried
+        if found is None:
+            url = self.url
+            if url is None:
+                raise UnparsedURL("the input does not parse: it carries no URL")
+            found = self._carried = carried_of(url) if url.search else ()
+        return found
+
+    @property
+    def redirect_position(self) -> int | None:
+        """Where a listed redirector page's destination stands in :attr:`carried`, or None."""
+        position = self._position
+        if position is False:
+            items = self.carried
+            assert self.url is not None  # carried raised otherwise
+            position = self._position = redirect_position_of(self.url, items, self.settings)
+        return position
+
+
+for _name in _PARTS:
+    setattr(URLFacts, _name, _part(_name))
+
+_MISSING_FACTS = FACT_NAMES - set(dir(URLFacts))
+if _MISSING_FACTS:  # a fact declared in checks.base must be computed here
+    raise ImportError(f"facts with no computation: {sorted(_MISSING_FACTS)}")
+
+
+__all__ = ["URLFacts", "UnparsedURL"]
