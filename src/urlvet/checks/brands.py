@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from urlvet import confusables
 from urlvet.brands import BrandNames, BrandWord, brand_names, find_brand, words_of
-from urlvet.checks.base import DOMAIN_HOSTS, CheckContext, CheckSettings, Hit, clip, rule
+from urlvet.checks.base import CheckContext, Facts, Hit, clip, rule
 from urlvet.findings import Severity
 from urlvet.hosting import shared_hosting
 from urlvet.lookalike import (
@@ -25,7 +25,7 @@ from urlvet.lookalike import (
     default_index,
 )
 from urlvet.steps import StepIndex
-from urlvet.url import HostKind, ParsedURL, site_of
+from urlvet.url import HostKind, site_of
 
 _LOOKALIKE_CWE = 1007  # Insufficient Visual Distinction of Homoglyphs Presented to User
 _PAGE_ENDINGS = (".html", ".htm", ".shtml", ".php", ".asp", ".aspx", ".jsp")
@@ -53,11 +53,6 @@ GENERAL_WORDS = frozenset(
 there use them under their own names (`microsoft.github.io/vscode-docs/`)."""
 
 
-def on_shared_hosting(url: ParsedURL, settings: CheckSettings) -> bool:
-    """True when ``url`` is on a shared-hosting platform, where UV308 reads the path."""
-    return shared_hosting(url) is not None
-
-
 def _is_page(path: str) -> bool:
     last = path.rsplit("/", 1)[-1].lower()
     return not last or "." not in last or last.endswith(_PAGE_ENDINGS)
@@ -68,11 +63,9 @@ def _is_page(path: str) -> bool:
     "brand-on-shared-hosting",
     Severity.HIGH,
     cwe=_LOOKALIKE_CWE,
-    hosts=DOMAIN_HOSTS,
-    reads_plain_tail_on=on_shared_hosting,
-    plain_query=True,
+    reads={"host", "host_kind", "public_suffix", "suffix_is_private", "pathname", "hash"},
 )
-def brand_on_shared_hosting(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def brand_on_shared_hosting(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A brand or a sign-in lure in a bucket, a path or a site name on shared hosting.
 
     ## What it does
@@ -135,10 +128,9 @@ def brand_on_shared_hosting(url: ParsedURL | None, ctx: CheckContext) -> Iterato
     "brand-product-name",
     Severity.MEDIUM,
     cwe=_LOOKALIKE_CWE,
-    hosts=DOMAIN_HOSTS,
-    per_host=True,
+    reads={"host", "host_kind", "public_suffix", "suffix_is_private", "registrable_domain"},
 )
-def brand_product_name(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def brand_product_name(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A brand's product name or alias in a host that is not the brand's.
 
     ## What it does
@@ -259,11 +251,9 @@ def _capital_skeletons(domains: frozenset[str]) -> dict[str, str]:
     "whole-script-capitals",
     Severity.HIGH,
     cwe=_LOOKALIKE_CWE,
-    hosts=DOMAIN_HOSTS,
-    plain_tail=True,
-    plain_query=True,
+    reads={"host_kind", "raw"},
 )
-def whole_script_capitals(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def whole_script_capitals(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A name written in capitals of another script that read as a brand's Latin capitals.
 
     ## What it does
@@ -280,9 +270,9 @@ def whole_script_capitals(url: ParsedURL | None, ctx: CheckContext) -> Iterator[
     ## Example
     `https://ΝΙΚΕ.COM/`, `https://ΑΜΕΧ.COM/login`, `https://СОЅТСО.COM/`.
     """
-    if url is None or url.host_kind is not HostKind.DOMAIN or ctx.raw.isascii():
+    if url is None or url.host_kind is not HostKind.DOMAIN or url.raw.isascii():
         return
-    written = _raw_host(ctx.raw)
+    written = _raw_host(url.raw)
     if written is None or written.isascii():
         return
     table = _capital_skeletons(_index(ctx).domains)
@@ -313,10 +303,9 @@ def _step_index(domains: frozenset[str]) -> StepIndex:
     "lookalike-in-several-steps",
     Severity.HIGH,
     cwe=_LOOKALIKE_CWE,
-    hosts=DOMAIN_HOSTS,
-    per_host=True,
+    reads={"host", "host_kind", "public_suffix", "registrable_domain"},
 )
-def lookalike_in_several_steps(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def lookalike_in_several_steps(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A name that reaches a protected brand's name in more than one step.
 
     ## What it does

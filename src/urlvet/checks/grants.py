@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from urlvet.checks.base import (
-    DOMAIN_HOSTS,
     CheckContext,
-    CheckSettings,
+    Facts,
     Hit,
     clip,
     compared_site,
@@ -23,7 +22,7 @@ from urlvet.checks.base import (
     rule,
 )
 from urlvet.findings import Severity
-from urlvet.identity import authorization_endpoint, is_identity_provider_host
+from urlvet.identity import authorization_endpoint
 from urlvet.server import is_loopback_host
 from urlvet.url import HostKind, InvalidURL, ParsedURL, form_decode, parse, percent_decode
 
@@ -33,12 +32,7 @@ _UNSAFE_SCHEMES = frozenset({"storagerelay", "javascript", "data", "vbscript", "
 _DECODE_ROUNDS = 3
 
 
-def on_identity_provider(url: ParsedURL, settings: CheckSettings) -> bool:
-    """True when ``url`` is on an identity provider's host: UV407 reads its path and query."""
-    return is_identity_provider_host(url)
-
-
-def _parameters(url: ParsedURL) -> dict[str, str]:
+def _parameters(url: Facts) -> dict[str, str]:
     out: dict[str, str] = {}
     for part in url.search[1:].split("&"):
         name, _, value = part.partition("=")
@@ -60,7 +54,7 @@ def _scheme_of(text: str) -> str:
     return head.lower() if colon and head.isascii() and head.replace("+", "").isalnum() else ""
 
 
-def _grant_is_expected(target: ParsedURL, url: ParsedURL, ctx: CheckContext) -> bool:
+def _grant_is_expected(target: ParsedURL, url: Facts, ctx: CheckContext) -> bool:
     """True when the grant goes back to this computer, the provider's own site, the asking
     remote server's site or a site the policy expects from the server."""
     if is_loopback_host(target):
@@ -84,11 +78,17 @@ def _grant_is_expected(target: ParsedURL, url: ParsedURL, ctx: CheckContext) -> 
     "sign-in-grant-to-other-party",
     Severity.MEDIUM,
     cwe=601,
-    hosts=DOMAIN_HOSTS,
-    reads_plain_tail_on=on_identity_provider,
-    plain_query=True,
+    reads={
+        "host",
+        "host_kind",
+        "host_for_display",
+        "registrable_domain",
+        "scheme",
+        "pathname",
+        "search",
+    },
 )
-def sign_in_grant_to_other_party(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def sign_in_grant_to_other_party(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A sign-in at a real identity provider that sends its grant to another party.
 
     ## What it does

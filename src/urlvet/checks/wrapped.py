@@ -11,18 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from urlvet.checks.base import (
-    DOMAIN_HOSTS,
     CheckContext,
-    CheckSettings,
+    Facts,
     Hit,
     clip,
-    host_table_entry,
+    onward,
     redirector_parameters,
     rule,
 )
 from urlvet.findings import Finding, Severity
-from urlvet.url import HostKind, ParsedURL, form_decode
-from urlvet.wrappers import Unwrapped, is_wrapper_host, unwrap
+from urlvet.url import HostKind, form_decode
+from urlvet.wrappers import Unwrapped, unwrap
 
 _UNREAD_SCHEMES = ("data:",)
 """Schemes of a redirector's destination that the carried-URL reader does not take as a page
@@ -31,15 +30,7 @@ DESTINATION_FINDINGS_LIMIT = 8
 """Findings of a destination listed in a finding's evidence."""
 
 
-def on_wrapper_host(url: ParsedURL, settings: CheckSettings) -> bool:
-    """True when ``url``'s host is a wrapper's or a listed redirector's: UV215 reads its path
-    and query there."""
-    if url.host_kind is not HostKind.DOMAIN:
-        return False
-    return is_wrapper_host(url) or host_table_entry(url.host, settings.redirectors) is not None
-
-
-def _redirected_data(url: ParsedURL, ctx: CheckContext) -> Unwrapped | None:
+def _redirected_data(url: Facts, ctx: CheckContext) -> Unwrapped | None:
     """A listed redirector's destination in a scheme the carried-URL reader leaves out."""
     params = redirector_parameters(url, ctx.settings)
     if not params or not url.search:
@@ -62,11 +53,9 @@ def _counted(findings: tuple[Finding, ...]) -> list[Finding]:
     "wrapped-link",
     Severity.INFO,
     cwe=601,
-    hosts=DOMAIN_HOSTS,
-    reads_plain_tail_on=on_wrapper_host,
-    plain_query=True,
+    reads={"host", "host_kind", "scheme", "pathname", "search", "hash", "hops"},
 )
-def wrapped_link(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
+def wrapped_link(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A link rewritten by a mail gateway or an ad network, judged by the URL inside it.
 
     ## What it does
@@ -94,7 +83,8 @@ def wrapped_link(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     if found is None:
         return
     evidence: dict[str, object] = {"wrapper": found.wrapper, "destination": clip(found.destination)}
-    if ctx.destinations is None:
+    destinations = onward(url, ctx)
+    if destinations is None:
         yield Hit(
             f"The link is wrapped by {found.wrapper} more times than are followed: where it "
             "leads is unknown.",
@@ -102,7 +92,7 @@ def wrapped_link(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
             severity=Severity.MEDIUM,
         )
         return
-    counted = _counted(ctx.destinations.destination_findings(found.destination, ctx.hops + 1))
+    counted = _counted(destinations.destination_findings(found.destination, url.hops + 1))
     evidence["destination_findings"] = [
         {"code": f.code, "name": f.name, "severity": f.severity.value, "message": f.message}
         for f in counted[:DESTINATION_FINDINGS_LIMIT]
