@@ -18,7 +18,7 @@ from typing import Literal
 
 from urlvet.url import HostKind, ParsedURL
 
-__all__ = ["HostingKind", "SharedHosting", "shared_hosting"]
+__all__ = ["HostingKind", "SharedHosting", "may_be_shared_hosting", "shared_hosting"]
 
 HostingKind = Literal["storage", "site"]
 """``storage``: files served as they are (buckets, IPFS gateways); ``site``: site builders,
@@ -60,6 +60,25 @@ def parse_shared_hosting(text: str) -> dict[str, HostingKind]:
 def _table() -> dict[str, HostingKind]:
     text = resources.files("urlvet.data").joinpath(_DATA_FILE).read_text(encoding="utf-8")
     return parse_shared_hosting(text)
+
+
+@cache
+def _sites() -> frozenset[str]:
+    """The registrable domains of the table's entries (``amazonaws.com`` for
+    ``*.s3.amazonaws.com``)."""
+    from urlvet.url import site_of
+
+    sites = {"amazonaws.com"}
+    for entry in _table():
+        site = site_of(entry.removeprefix("*."))[0]
+        sites.add(site or entry.removeprefix("*."))
+    return frozenset(sites)
+
+
+def may_be_shared_hosting(registrable_domain: str | None, suffix_is_private: bool) -> bool:
+    """False when a host of this registrable domain is on no shared hosting: a set look-up
+    that rules out most links before any host is walked."""
+    return suffix_is_private or (registrable_domain or "") in _sites()
 
 
 def shared_hosting(url: ParsedURL) -> SharedHosting | None:

@@ -12,7 +12,12 @@ from importlib import resources
 
 from urlvet.url import HostKind, ParsedURL
 
-__all__ = ["authorization_endpoint", "is_identity_provider_host", "parse_identity_providers"]
+__all__ = [
+    "authorization_endpoint",
+    "is_identity_provider_host",
+    "may_be_identity_provider",
+    "parse_identity_providers",
+]
 
 _DATA_FILE = "identity_providers.txt"
 
@@ -33,6 +38,18 @@ def parse_identity_providers(text: str) -> dict[str, tuple[str, ...]]:
 def _table() -> dict[str, tuple[str, ...]]:
     text = resources.files("urlvet.data").joinpath(_DATA_FILE).read_text(encoding="utf-8")
     return parse_identity_providers(text)
+
+
+@cache
+def _sites() -> frozenset[str]:
+    from urlvet.url import site_of
+
+    return frozenset(site_of(h.removeprefix("*."))[0] or h for h in _table())
+
+
+def may_be_identity_provider(registrable_domain: str | None) -> bool:
+    """False when no listed authorization endpoint is on a site of this registrable domain."""
+    return bool(registrable_domain) and registrable_domain in _sites()
 
 
 def _prefixes(host: str) -> tuple[str, ...] | None:

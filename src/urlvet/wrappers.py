@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from urlvet.url import HostKind, ParsedURL, form_decode, percent_decode
 
-__all__ = ["Unwrapped", "is_wrapper_host", "unwrap"]
+__all__ = ["WRAPPER_SITES", "Unwrapped", "is_wrapper_host", "may_be_wrapper_site", "unwrap"]
 
 Decoder = Callable[[str, str, str, str], "str | None"]
 """(host, path, query without '?', fragment with its '#') -> the carried URL, or None."""
@@ -200,6 +200,33 @@ _BY_HOST: tuple[tuple[str, str, Decoder], ...] = (
 _EXACT = {h: (name, fn) for h, name, fn in _BY_HOST if not h.startswith("*.")}
 _PARENT = {h[2:]: (name, fn) for h, name, fn in _BY_HOST if h.startswith("*.")}
 _GOOGLE = re.compile(r"^(?:www\.)?google\.(?:com|co\.[a-z]{2}|com\.[a-z]{2}|[a-z]{2})$")
+
+
+WRAPPER_SITES = frozenset(
+    {
+        "proofpoint.com",
+        "urldefense.com",
+        "mimecast.com",
+        "mimecastprotect.com",
+        "cudasvc.com",
+        "sophos.com",
+        "trendmicro.com",
+        "trendmicro.eu",
+        "cisco.com",
+        "yahoo.com",
+        "doubleclick.net",
+        "href.li",
+    }
+)
+"""The registrable domains of every wrapper host above (Google's AMP viewer apart)."""
+
+
+def may_be_wrapper_site(registrable_domain: str | None) -> bool:
+    """False when no wrapper can be on a site of this registrable domain: one set look-up
+    that rules out nearly every link before any host is walked."""
+    if not registrable_domain:
+        return False
+    return registrable_domain in WRAPPER_SITES or registrable_domain.startswith("google.")
 
 
 def _decoder_for(host: str) -> tuple[str, Decoder] | None:

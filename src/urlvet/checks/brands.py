@@ -16,7 +16,7 @@ from urlvet import confusables
 from urlvet.brands import BrandNames, BrandWord, brand_names, find_brand, words_of
 from urlvet.checks.base import CheckContext, Facts, Hit, clip, rule
 from urlvet.findings import Severity
-from urlvet.hosting import shared_hosting
+from urlvet.hosting import may_be_shared_hosting, shared_hosting
 from urlvet.lookalike import (
     COMMON_WORD_BRANDS,
     DEFAULT_KEYWORDS,
@@ -63,7 +63,15 @@ def _is_page(path: str) -> bool:
     "brand-on-shared-hosting",
     Severity.HIGH,
     cwe=_LOOKALIKE_CWE,
-    reads={"host", "host_kind", "public_suffix", "suffix_is_private", "pathname", "hash"},
+    reads={
+        "host",
+        "host_kind",
+        "registrable_domain",
+        "public_suffix",
+        "suffix_is_private",
+        "pathname",
+        "hash",
+    },
 )
 def brand_on_shared_hosting(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A brand or a sign-in lure in a bucket, a path or a site name on shared hosting.
@@ -91,6 +99,8 @@ def brand_on_shared_hosting(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     `https://sites.google.com/view/onedrive-shared-file/home`.
     """
     if url is None or url.host_kind is not HostKind.DOMAIN:
+        return
+    if not may_be_shared_hosting(url.registrable_domain, url.suffix_is_private):
         return
     hosting = shared_hosting(url)
     if hosting is None:

@@ -22,7 +22,7 @@ from urlvet.checks.base import (
     rule,
 )
 from urlvet.findings import Severity
-from urlvet.identity import authorization_endpoint
+from urlvet.identity import authorization_endpoint, may_be_identity_provider
 from urlvet.server import is_loopback_host
 from urlvet.url import HostKind, InvalidURL, ParsedURL, form_decode, parse, percent_decode
 
@@ -111,7 +111,9 @@ def sign_in_grant_to_other_party(url: Facts, ctx: CheckContext) -> Iterator[Hit]
     From a stdio server:
     `https://login.microsoftonline.com/common/oauth2/v2.0/authorize?client_id=...&response_type=token&redirect_uri=https%3A%2F%2Ftoken-collector.net%2Fcb`.
     """
-    if url is None or not url.search or authorization_endpoint(url) is None:
+    if url is None or not url.search or not may_be_identity_provider(url.registrable_domain):
+        return
+    if authorization_endpoint(url) is None:
         return
     params = _parameters(url)
     redirect = params.get("redirect_uri")

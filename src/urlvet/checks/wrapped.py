@@ -21,7 +21,7 @@ from urlvet.checks.base import (
 )
 from urlvet.findings import Finding, Severity
 from urlvet.url import HostKind, form_decode
-from urlvet.wrappers import Unwrapped, unwrap
+from urlvet.wrappers import Unwrapped, may_be_wrapper_site, unwrap
 
 _UNREAD_SCHEMES = ("data:",)
 """Schemes of a redirector's destination that the carried-URL reader does not take as a page
@@ -53,7 +53,16 @@ def _counted(findings: tuple[Finding, ...]) -> list[Finding]:
     "wrapped-link",
     Severity.INFO,
     cwe=601,
-    reads={"host", "host_kind", "scheme", "pathname", "search", "hash", "hops"},
+    reads={
+        "host",
+        "host_kind",
+        "registrable_domain",
+        "scheme",
+        "pathname",
+        "search",
+        "hash",
+        "hops",
+    },
 )
 def wrapped_link(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A link rewritten by a mail gateway or an ad network, judged by the URL inside it.
@@ -79,7 +88,10 @@ def wrapped_link(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """
     if url is None or url.host_kind is not HostKind.DOMAIN:
         return
-    found = unwrap(url) or _redirected_data(url, ctx)
+    wrapper_site = may_be_wrapper_site(url.registrable_domain)
+    if not wrapper_site and "data" not in url.search.lower():
+        return  # neither a wrapper nor a redirector carrying data: (nearly every link)
+    found = (unwrap(url) if wrapper_site else None) or _redirected_data(url, ctx)
     if found is None:
         return
     evidence: dict[str, object] = {"wrapper": found.wrapper, "destination": clip(found.destination)}
