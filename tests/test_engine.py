@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from support import OFFLINE
-from support.corpora import CORPORA
+from support.corpora import external_inputs
 from urlvet import Policy, Verdict, Vetter
 from urlvet.checks.registry import rules as all_rules
 from urlvet.errors import InputError
@@ -37,32 +37,6 @@ RICH_POLICY: dict[str, Any] = {
     "protected_domains": ["acme-bank.com"],
     "severity": {"UV203": "critical", "UV305": "low"},
 }
-
-
-def _strings(node: Any) -> Iterator[str]:
-    if isinstance(node, str):
-        yield node
-    elif isinstance(node, dict):
-        for key, value in node.items():
-            yield key
-            yield from _strings(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _strings(value)
-
-
-def external_inputs() -> list[str]:
-    """Every string of the external corpora (tests/data/corpora), and a web URL on each one that could be a host."""
-    found: dict[str, None] = {}
-    for path in sorted(CORPORA.glob("**/*.json")):
-        for text in _strings(json.loads(path.read_text(encoding="utf-8"))):
-            found[text] = None
-            if text and len(text) < 300 and not any(c in text for c in " /:?#@\\\n"):
-                found[f"https://{text}/"] = None
-    for path in sorted(CORPORA.glob("**/*.txt")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            found[line.strip()] = None
-    return list(found)
 
 
 # The same host in every URL-level context the per-URL rules read: plain http, a port, user

@@ -172,6 +172,16 @@ def test_corpus_cases_with_their_policies_servers_and_messages_get_the_reference
     assert not bad, "\n".join(bad[:20])
 
 
+def test_the_external_corpora_get_the_verdicts_of_the_reference() -> None:
+    from support.corpora import external_inputs
+
+    urls = external_inputs()
+    assert len(urls) > 1000
+    reference = reference_verdicts(OFFLINE, urls, SERVERS)
+    bad = _mismatches(Policy.model_validate(OFFLINE), reference, urls)
+    assert not bad, "\n".join(bad[:20])
+
+
 def test_two_copies_of_a_carried_redirect_are_both_vetted() -> None:
     reference = reference_verdicts(OFFLINE, SHARED_PARAMETER_URLS, [None])[None]
     vetter = Vetter(Policy.model_validate(OFFLINE))

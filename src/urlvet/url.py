@@ -600,19 +600,6 @@ def _kept_first_item(raw_name: str, raw_value: str) -> CarriedURL | None:
     return CarriedURL(name, (name,), text, target, 1, encoding)
 
 
-def first_carried_item(raw_name: str, raw_value: str) -> CarriedURL | None:
-    """The item of :func:`carried_urls` for the parameter ``raw_name=raw_value`` of the link
-    itself (depth 1), or None when it carries no URL; kept for parameters up to
-    :data:`CARRIED_PARAMETER_KEPT_LENGTH` long."""
-    if len(raw_name) + len(raw_value) <= CARRIED_PARAMETER_KEPT_LENGTH:
-        return _kept_first_item(raw_name, raw_value)
-    read = _carried_parameter(raw_name, raw_value)
-    if read is None:
-        return None
-    name, text, encoding, target = read
-    return CarriedURL(name, (name,), text, target, 1, encoding)
-
-
 def may_carry(search: str) -> bool:
     """False when no URL can be written in ``search`` (no colon, no escape, no base64 of
     "http"): a cheap test that rules out most queries before any decoding."""

@@ -9,6 +9,7 @@ tests/data/README.md.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,3 +19,29 @@ CORPORA = Path(__file__).resolve().parents[1] / "data" / "corpora"
 def load(relative: str) -> Any:
     """A JSON corpus file, by its path under tests/data/corpora."""
     return json.loads((CORPORA / relative).read_text(encoding="utf-8"))
+
+
+def _strings(node: Any) -> Iterator[str]:
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield key
+            yield from _strings(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _strings(value)
+
+
+def external_inputs() -> list[str]:
+    """Every string of the external corpora, and a web URL on each one that could be a host."""
+    found: dict[str, None] = {}
+    for path in sorted(CORPORA.glob("**/*.json")):
+        for text in _strings(json.loads(path.read_text(encoding="utf-8"))):
+            found[text] = None
+            if text and len(text) < 300 and not any(c in text for c in " /:?#@\\\n"):
+                found[f"https://{text}/"] = None
+    for path in sorted(CORPORA.glob("**/*.txt")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            found[line.strip()] = None
+    return list(found)

@@ -716,23 +716,7 @@ def _loop(
             if progress is not None:
                 progress(meter.bytes, done, meter.name)
             return
-        # The occurrences between diagnostics go to the reporter in a row.
-        occs: list[Occurrence] = []
-        recs: list[Record] = []
-        for item, found in zip(window.items, window.found, strict=True):
-            if item.__class__ is Diagnostic:
-                if occs:
-                    reporter.occurrences(occs, recs)
-                    done += len(occs)
-                    occs, recs = [], []
-                reporter.diagnostic(item)
-                continue
-            occ: Occurrence = item  # type: ignore[assignment]
-            occs.append(occ)
-            recs.append(found if found is not None else record_of(occ))
-        if occs:
-            reporter.occurrences(occs, recs)
-            done += len(occs)
+        done += _report_mixed(reporter, window, record_of)
         if progress is not None:
             progress(meter.bytes, done, meter.name)
 
@@ -742,6 +726,31 @@ def _loop(
             report(pending.popleft())
     while pending:
         report(pending.popleft())
+
+
+def _report_mixed(
+    reporter: Reporter, window: _Window, record_of: Callable[[Occurrence], Record]
+) -> int:
+    """Report a window that holds diagnostics: the occurrences between them go to the
+    reporter in a row. How many occurrences it reported."""
+    done = 0
+    occs: list[Occurrence] = []
+    recs: list[Record] = []
+    for item, found in zip(window.items, window.found, strict=True):
+        if item.__class__ is Diagnostic:
+            if occs:
+                reporter.occurrences(occs, recs)
+                done += len(occs)
+                occs, recs = [], []
+            reporter.diagnostic(item)
+            continue
+        occ: Occurrence = item  # type: ignore[assignment]
+        occs.append(occ)
+        recs.append(found if found is not None else record_of(occ))
+    if occs:
+        reporter.occurrences(occs, recs)
+        done += len(occs)
+    return done
 
 
 def host_of(url: str) -> str:

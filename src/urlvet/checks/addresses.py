@@ -557,7 +557,11 @@ def raw_host(raw: str) -> str | None:
 
 
 @rule(
-    "UV206", "obfuscated-address", Severity.HIGH, cwe=180, reads={"host", "host_kind", "ip", "raw"}
+    "UV206",
+    "obfuscated-address",
+    Severity.HIGH,
+    cwe=180,
+    reads={"host", "host_kind", "ip", "host_as_written"},
 )
 def obfuscated_address(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """An IP-address host written in a disguised spelling.
@@ -577,7 +581,7 @@ def obfuscated_address(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """
     if url is None or url.ip is None:
         return
-    written = raw_host(url.raw)
+    written = url.host_as_written
     if written is None:
         return
     if url.host_kind is HostKind.IPV4:

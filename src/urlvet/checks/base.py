@@ -12,7 +12,7 @@ import ipaddress
 import re
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from urlvet.errors import UrlvetError
@@ -198,17 +198,23 @@ LINK_FACTS = frozenset(
         "effective_port",
         "is_special",
         "path_is_root",
-        "length",
         "parse_error",
         "hops",
         "carried",
         "redirect_position",
+        "authority_as_written",
+        "host_as_written",
+        "trusted_entry",
     }
 )
 """Facts of the URL beyond its host that links share often (most carry no URL, use the
 scheme's port, have no user info): a rule that reads only these and host facts is judged
 once per distinct tuple of them."""
-URL_TEXT_FACTS = frozenset({"raw", "href", "pathname", "search", "hash"})
+QUERY_FACTS = frozenset({"carried", "redirect_position", "hops"})
+"""The facts of :data:`LINK_FACTS` that come from the query (and the chain of redirects):
+the rules that read them are kept apart from the others, whose findings links of one host
+share whatever their queries carry."""
+URL_TEXT_FACTS = frozenset({"raw", "href", "pathname", "search", "hash", "length"})
 """Facts that are the URL's own text, or parts of it that hold ids: nearly every URL has its
 own, so a rule that reads one is run on every URL (a memo keyed by them would only cost)."""
 FACT_NAMES = HOST_FACTS | LINK_FACTS | URL_TEXT_FACTS
@@ -235,6 +241,13 @@ if TYPE_CHECKING:
         """The URLs carried in the query (:func:`urlvet.url.carried_urls`)."""
         redirect_position: int | None
         """Where a listed redirector page's destination stands in ``carried``, or None."""
+        authority_as_written: str | None
+        """The authority as written in the input (:func:`written_authority`)."""
+        host_as_written: str | None
+        """The host as written in the input, before the browser normalises it."""
+        trusted_entry: str | None
+        """The policy's trusted third party entry (host and path prefix) that vouches for
+        the URL, or None."""
 
 else:
     Facts = ParsedURL
@@ -334,6 +347,8 @@ class Rule:
     :attr:`member` (see :func:`member`)."""
     member: MemberFn | None = field(default=None, repr=False)
     """For a member of a family: the rule's check given the family's analysis."""
+    viewer: type[FactView] = field(default=FactView, repr=False, compare=False)
+    """The class of the views this rule is handed (made once, from its reads)."""
 
     @property
     def host_only(self) -> bool:
@@ -355,7 +370,7 @@ class Rule:
 
     def view(self, facts: Any) -> Any:
         """``facts`` seen through this rule's declaration (see :class:`FactView`)."""
-        return view_class(self.code, self.all_reads)(facts)
+        return self.viewer(facts)
 
     @property
     def all_reads(self) -> frozenset[str]:
@@ -367,7 +382,7 @@ class Rule:
     def run(self, facts: Any, ctx: CheckContext, analyses: dict[str, Any]) -> Iterable[Hit]:
         """The rule's hits on ``facts``; a family's analysis is computed once per URL and kept
         in ``analyses`` (by family name) for the other members."""
-        view = self.view(facts)
+        view = self.viewer(facts)
         if self.analysis is None or self.member is None:
             return self.check(view, ctx)
         family = self.analysis
@@ -410,7 +425,9 @@ def rule(
     declared = _checked_reads(code, kind, reads)
 
     def register(fn: CheckFn) -> CheckFn:
-        _register(Rule(code, name, f"UV{code[2]}xx", severity, kind, fn, _doc(fn), cwe, declared))
+        viewer = view_class(code, declared)
+        made = Rule(code, name, f"UV{code[2]}xx", severity, kind, fn, _doc(fn), cwe, declared)
+        _register(made, viewer)
         return fn
 
     return register
@@ -448,7 +465,7 @@ def member(
             return fn(url, ctx, of.analysis(url, ctx))
 
         found = Rule(code, name, f"UV{code[2]}xx", severity, "url", check, _doc(fn), cwe, declared)
-        _register(_with_family(found, of, fn))
+        _register(_with_family(found, of, fn), view_class(code, declared))
         return fn
 
     return register
@@ -470,11 +487,11 @@ def _with_family(found: Rule, of: Family, fn: MemberFn) -> Rule:
     )
 
 
-def _register(made: Rule) -> None:
+def _register(made: Rule, viewer: type[FactView]) -> None:
     known = _DEFINED.get(made.code)
     if known is not None and known.doc != made.doc:
         raise ValueError(f"rule code {made.code} is defined twice")
-    _DEFINED[made.code] = made
+    _DEFINED[made.code] = replace(made, viewer=viewer)
 
 
 def _doc(fn: Callable[..., Any]) -> str:
@@ -644,6 +661,20 @@ def onward(url: Facts, ctx: CheckContext) -> DestinationVetter | None:
     if url.hops >= MAX_REDIRECT_HOPS:
         return None
     return ctx.destinations
+
+
+def written_authority(raw: str) -> str | None:
+    """The authority as written in ``raw`` (after ``//``, up to the first '/', '?' or '#'):
+    how the fact ``authority_as_written`` is computed."""
+    start = raw.find("//")
+    if start < 0 or start > 64:
+        return None
+    end = len(raw)
+    for stop in "/?#":
+        k = raw.find(stop, start + 2)
+        if 0 <= k < end:
+            end = k
+    return raw[start + 2 : end][:2048]
 
 
 def redirect_position_of(

@@ -27,9 +27,10 @@ from urlvet.url import (
 )
 
 
-def trusted_third_party(url: ParsedURL, ctx: CheckContext) -> str | None:
-    """The policy entry that vouches for this URL as a trusted third party, or None."""
-    for key, prefix in _trusted_entries(url, ctx.settings):
+def trusted_third_party(url: ParsedURL, settings: CheckSettings) -> str | None:
+    """The policy entry that vouches for this URL as a trusted third party, or None: how the
+    fact ``trusted_entry`` is computed."""
+    for key, prefix in _trusted_entries(url, settings):
         if (
             not prefix
             or url.pathname == prefix
@@ -37,14 +38,6 @@ def trusted_third_party(url: ParsedURL, ctx: CheckContext) -> str | None:
         ):
             return key + prefix
     return None
-
-
-def path_decides_trust(url: ParsedURL, settings: CheckSettings) -> bool:
-    """True when a trusted-third-party entry for the URL's host names a path: whether a URL
-    on that host is trusted then depends on its path (``github.com/login/oauth``), so the
-    server rules read the path there (see :attr:`urlvet.checks.base.Rule.reads_plain_tail_on`).
-    """
-    return any(prefix for _, prefix in _trusted_entries(url, settings))
 
 
 def _trusted_entries(url: ParsedURL, settings: CheckSettings) -> Iterator[tuple[str, str]]:
@@ -95,7 +88,7 @@ def _expected_domains(ctx: CheckContext) -> frozenset[str] | None:
         "host_kind",
         "host_for_display",
         "registrable_domain",
-        "pathname",
+        "trusted_entry",
         "scheme",
         "ip",
     },
@@ -121,7 +114,7 @@ def cross_site_from_server(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
         return
     if url.host_kind not in (HostKind.DOMAIN, HostKind.IPV4, HostKind.IPV6):
         return
-    if _expected_domains(ctx) is not None or trusted_third_party(url, ctx) is not None:
+    if _expected_domains(ctx) is not None or url.trusted_entry is not None:
         return
     ours, theirs = compared_site(server.parsed), compared_site(url)
     if ours != theirs:
@@ -137,7 +130,7 @@ def cross_site_from_server(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     "server-domain-embedded",
     Severity.HIGH,
     cwe=451,
-    reads={"host", "host_kind", "registrable_domain", "pathname", "scheme", "ip"},
+    reads={"host", "host_kind", "registrable_domain", "trusted_entry", "scheme", "ip"},
 )
 def server_domain_embedded(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """The server's own domain written inside a host that belongs to someone else.
@@ -168,7 +161,7 @@ def server_domain_embedded(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     # name's does, nothing below can match (the common case, checked first as it is cheap).
     if not any(name.partition(".")[0] in host for name in names):
         return
-    if trusted_third_party(url, ctx) is not None:
+    if url.trusted_entry is not None:
         return
     tokens = _TOKEN_SPLIT.split(host)
     for name in sorted(names, key=lambda n: (-n.count("."), n)):
@@ -212,7 +205,7 @@ def _under_any(host: str, domains: frozenset[str]) -> bool:
         "host_kind",
         "host_for_display",
         "registrable_domain",
-        "pathname",
+        "trusted_entry",
         "scheme",
         "ip",
     },
@@ -235,7 +228,7 @@ def trusted_third_party_rule(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """
     if url is None or ctx.server is None:
         return
-    entry = trusted_third_party(url, ctx)
+    entry = url.trusted_entry
     if entry is None:
         return
     if ctx.server.registrable_domain and ctx.server.registrable_domain == url.registrable_domain:
@@ -286,7 +279,7 @@ def local_callback(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
         "host_kind",
         "host_for_display",
         "registrable_domain",
-        "pathname",
+        "trusted_entry",
         "scheme",
         "ip",
     },
@@ -312,7 +305,7 @@ def unexpected_domain_for_server(url: Facts, ctx: CheckContext) -> Iterator[Hit]
         return
     if url.host_kind is HostKind.DOMAIN and host_matches(url.host, expected):
         return
-    if trusted_third_party(url, ctx) is not None:
+    if url.trusted_entry is not None:
         return
     if ctx.server.is_local and is_loopback_host(url):
         return

@@ -162,7 +162,7 @@ def credentials_in_url(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
         "host_kind",
         "host_unicode",
         "registrable_domain",
-        "raw",
+        "authority_as_written",
     },
 )
 def userinfo_deception(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
@@ -202,7 +202,7 @@ def userinfo_deception(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
             return
     if url.host_kind is not HostKind.DOMAIN:
         return
-    written = _written_authority(url.raw) if "\\" in url.raw else None
+    written = url.authority_as_written
     if written is not None and "\\" in written and "@" in written.split("\\", 1)[1]:
         seen = written.rsplit("@", 1)[1]
         yield Hit(
@@ -235,20 +235,6 @@ def userinfo_deception(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
 _SLASH_LOOKALIKES = frozenset("\u2044\u2215\u29f8\u2571\u29f6\u1735\u27cb\u3033")
 
 
-def _written_authority(raw: str) -> str | None:
-    """The authority as written in ``raw`` (after ``//``, up to the first '/', '?' or '#')."""
-    start = raw.find("//")
-    if start < 0 or start > 64:
-        return None
-    end = len(raw)
-    for stop in "/?#":
-        k = raw.find(stop, start + 2)
-        if 0 <= k < end:
-            end = k
-    return raw[start + 2 : end][:2048]
-
-
-# Blind to a plain tail only because the engine never takes a URL over the limit as plain.
 @rule("UV105", "overlong-url", Severity.HIGH, kind="raw", cwe=400, reads={"length"})
 def overlong_url(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A URL longer than the policy's limit.

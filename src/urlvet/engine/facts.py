@@ -11,21 +11,29 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Any
 
+from urlvet.checks.addresses import raw_host
 from urlvet.checks.base import (
     FACT_NAMES,
     CheckSettings,
     carried_of,
     redirect_position_of,
+    written_authority,
 )
+from urlvet.checks.server import trusted_third_party
+from urlvet.engine.verdicts import as_text
 from urlvet.errors import UrlvetError
-from urlvet.url import CarriedURL, ParsedURL
+from urlvet.url import CarriedURL, InvalidURL, ParsedURL, parse
+
+PARSE_LIMIT = 65_536
+"""Longer input is not parsed at all: it is already blocked as over-long, and parsing and
+classifying megabytes of text would only give an attacker a lever on our latency."""
 
 
 class UnparsedURL(UrlvetError):
     """A rule that runs on input that does not parse (a ``raw`` rule) read a part of the URL."""
 
 
-_PARTS = (
+URL_PARTS = (
     "href",
     "scheme",
     "username",
@@ -120,13 +128,48 @@ class URLFacts:
             position = self._position = redirect_position_of(self.url, items, self.settings)
         return position
 
+    @property
+    def authority_as_written(self) -> str | None:
+        """The authority as written in the input."""
+        return written_authority(self.raw)
 
-for _name in _PARTS:
+    @property
+    def host_as_written(self) -> str | None:
+        """The host as written in the input, before the browser normalises it."""
+        return raw_host(self.raw)
+
+    @property
+    def trusted_entry(self) -> str | None:
+        """The policy's trusted third party entry that vouches for the URL, or None."""
+        url = self.url
+        if url is None:
+            raise UnparsedURL("the input does not parse: no third party vouches for it")
+        return trusted_third_party(url, self.settings)
+
+
+for _name in URL_PARTS:
     setattr(URLFacts, _name, _part(_name))
+
+
+def facts_of(url: Any, hops: int, settings: CheckSettings) -> URLFacts:
+    """The facts of ``url`` as given (text, bytes, anything), ``hops`` redirects deep: read
+    as text, parsed as a browser does when it can be."""
+    raw, parse_error = as_text(url)
+    parsed: ParsedURL | None = None
+    if parse_error is None:
+        if len(raw) > PARSE_LIMIT:
+            parse_error = f"the URL is longer than {PARSE_LIMIT:,} characters"
+        else:
+            try:
+                parsed = parse(raw)
+            except InvalidURL as exc:
+                parse_error = str(exc)
+    return URLFacts(raw, parsed, parse_error, hops, settings)
+
 
 _MISSING_FACTS = FACT_NAMES - set(dir(URLFacts))
 if _MISSING_FACTS:  # a fact declared in checks.base must be computed here
     raise ImportError(f"facts with no computation: {sorted(_MISSING_FACTS)}")
 
 
-__all__ = ["URLFacts", "UnparsedURL"]
+__all__ = ["PARSE_LIMIT", "URL_PARTS", "URLFacts", "UnparsedURL", "facts_of"]

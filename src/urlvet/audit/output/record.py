@@ -173,18 +173,6 @@ def _json_value(value: Any) -> str:
     return _ENCODER.encode(value)
 
 
-def _between_quotes(text: str) -> str:
-    """``text`` as JSON writes it between its quotes: ``text`` itself when it writes it as it
-    is (no copy to keep)."""
-    written = encode_basestring_ascii(text)
-    return text if len(written) == len(text) + 2 else written[1:-1]
-
-
-def has_secrets(text: str) -> bool:
-    """True when ``text`` (a URL) carries a secret that reports redact."""
-    return _may_hold_secrets(text) and bool(secrets_in(text))
-
-
 def _json_default(value: Any) -> Any:
     # What pydantic's JSON mode does for the few non-JSON types evidence may hold.
     if isinstance(value, Enum):
