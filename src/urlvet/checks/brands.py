@@ -227,24 +227,6 @@ def _name_in_subdomain(
     return None
 
 
-def _raw_host(raw: str) -> str | None:
-    """The host as written in ``raw`` (case kept), or None."""
-    text = raw.strip()
-    at = text.find("://")
-    if at < 0:
-        return None
-    rest = text[at + 3 :]
-    end = len(rest)
-    for mark in "/?#\\":
-        i = rest.find(mark)
-        if 0 <= i < end:
-            end = i
-    host = rest[:end].rpartition("@")[2]
-    if host.startswith("["):
-        return None
-    return host.partition(":")[0]
-
-
 @lru_cache(maxsize=4)
 def _capital_skeletons(domains: frozenset[str]) -> dict[str, str]:
     """The skeleton of each protected label and brand name in capitals -> that name."""
@@ -261,7 +243,7 @@ def _capital_skeletons(domains: frozenset[str]) -> dict[str, str]:
     "whole-script-capitals",
     Severity.HIGH,
     cwe=_LOOKALIKE_CWE,
-    reads={"host_kind", "raw"},
+    reads={"host_kind", "host_as_written"},
 )
 def whole_script_capitals(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A name written in capitals of another script that read as a brand's Latin capitals.
@@ -280,9 +262,9 @@ def whole_script_capitals(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     ## Example
     `https://ΝΙΚΕ.COM/`, `https://ΑΜΕΧ.COM/login`, `https://СОЅТСО.COM/`.
     """
-    if url is None or url.host_kind is not HostKind.DOMAIN or url.raw.isascii():
+    if url is None or url.host_kind is not HostKind.DOMAIN:
         return
-    written = _raw_host(url.raw)
+    written = url.host_as_written
     if written is None or written.isascii():
         return
     table = _capital_skeletons(_index(ctx).domains)
