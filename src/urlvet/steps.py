@@ -75,6 +75,7 @@ class StepIndex:
 
     def __init__(self, names: Iterable[str]) -> None:
         self._names = frozenset(n for n in names if len(n) >= MIN_NAME and n.isascii())
+        self._longest = max((len(n) for n in self._names), default=0)
         self._keys: dict[str, set[str]] = {}
         for name in self._names:
             for folded in {fold_letters(name), fold_pairs(name)}:
@@ -92,9 +93,14 @@ class StepIndex:
         part of a label (``nnicrosoft`` in ``nnicrosoft-login``) must fold to the name
         exactly: parts are often ordinary words one edit from some brand.
         """
-        if len(word) < MIN_NAME or word in self._names or not word.isascii():
+        if not MIN_NAME <= len(word) <= self._longest + 1 or word in self._names:
             return None
-        for folded, pairs in ((fold_letters(word), False), (fold_pairs(word), True)):
+        if not word.isascii():
+            return None
+        letters, paired = fold_letters(word), fold_pairs(word)
+        # Without a letter pair in the word the two foldings agree: look once.
+        variants = ((letters, False),) if letters == paired else ((letters, False), (paired, True))
+        for folded, pairs in variants:
             candidates: set[str] = set()
             for key in {folded} | _deletions(folded):
                 candidates |= self._keys.get(key, set())
