@@ -45,8 +45,14 @@ if TYPE_CHECKING:
     from urlvet.tls import Probe, Prober
 
 HOST_CACHE_SIZE = 65_536
-"""How many entries each of a Vetter's memos keeps (see the module's docstring). An entry is
-a tuple of findings, empty for most: 65,536 of them take a few tens of megabytes at most."""
+"""How many (host, kind, server) entries a Vetter's host memo keeps: a tuple of findings,
+empty for most; 65,536 of them take a few tens of megabytes at most."""
+LINK_MEMO_SIZE = 16_384
+"""How many tuples of link facts the link memo keeps (at most the host memo's size)."""
+QUERY_MEMO_SIZE = 4_096
+"""How many tuples of facts with the URLs a query carries the query memo keeps (at most the
+host memo's size): a key holds those URLs parsed, a kilobyte or two, and links that carry the
+same URL (one sign-in callback) are few next to those that carry none."""
 
 
 class _Offline(NamedTuple):
@@ -100,9 +106,9 @@ class Vetter:
         object.__setattr__(self, "_plan", shared)
         object.__setattr__(self, "_link_key", key_reader(shared.link_key))
         object.__setattr__(self, "_host_memo", Memo(host_cache_size))
-        object.__setattr__(self, "_link_memo", Memo(host_cache_size))
+        object.__setattr__(self, "_link_memo", Memo(min(host_cache_size, LINK_MEMO_SIZE)))
         object.__setattr__(self, "_query_key", key_reader(shared.query_key))
-        object.__setattr__(self, "_query_memo", Memo(host_cache_size))
+        object.__setattr__(self, "_query_memo", Memo(min(host_cache_size, QUERY_MEMO_SIZE)))
 
     def __setattr__(self, name: str, value: Any) -> None:
         # Shared across threads and tasks: a Vetter never changes (its caches aside).

@@ -34,7 +34,7 @@ validate_verdict = Verdict.__pydantic_validator__.validate_python
 
 
 # One set of field names for every finding the engine builds: each of its own would cost
-# about 250 bytes, and findings are kept by the thousand (per host, per plain shape). The
+# about 250 bytes, and findings are kept by the thousand (in the memos). The
 # model is frozen, so pydantic never adds to the set (a copy gets a set of its own); the set
 # is compared by value, so these findings equal validated ones.
 _FINDING_FIELDS: set[str] = set(Finding.model_fields)
