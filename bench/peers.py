@@ -44,7 +44,18 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from urlvet.evaluate import Case, default_corpus_files, load_cases  # noqa: E402
 
-FAMILIES = ("transport", "addresses", "lookalike", "server", "message")
+FAMILIES = (
+    "transport",
+    "addresses",
+    "lookalike",
+    "server",
+    "message",
+    "hosting",
+    "aliases",
+    "wrappers",
+    "grants",
+    "capitals",
+)
 _NETNS_ENV = "URLVET_PEERS_NETNS"
 
 

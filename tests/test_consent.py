@@ -497,3 +497,39 @@ def test_only_homoglyph_warnings_are_marked() -> None:
     s = summary("https://paypal-secure.com/", server=None)
     assert [w.marked for w in s.warnings] == [None] * len(s.warnings)
     assert "foreign" not in s.to_html().split("</style>")[1]
+
+
+@pytest.mark.parametrize(
+    ("url", "named"),
+    [
+        ("https://sso-verify.net/#@accounts.google.com", "accounts.google.com"),
+        (
+            "https://sso-verify.net/login#https://login.microsoftonline.com/",
+            "login.microsoftonline.com",
+        ),
+        ("https://sso-verify.net/#www.paypal.com/signin", "www.paypal.com"),
+    ],
+)
+def test_a_fragment_that_names_a_host_is_called_out(url: str, named: str) -> None:
+    summary = ConsentSummary.from_verdict(VETTER.vet(url, as_server("stdio")))
+    assert summary.fragment_host == named
+    for shown in (summary.to_text(), summary.to_markdown(), summary.to_html()):
+        assert "Fragment" in shown
+        assert "never sent" in shown
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://example.com/#section-2", "https://example.com/#example.com", "https://a.example/"],
+)
+def test_an_ordinary_fragment_is_not_called_out(url: str) -> None:
+    summary = ConsentSummary.from_verdict(VETTER.vet(url, as_server("stdio")))
+    assert summary.fragment_host is None
+    assert "Fragment" not in summary.to_text()
+
+
+def test_a_wrapped_link_shows_where_it_really_opens() -> None:
+    url = "https://urldefense.com/v3/__https://xn--pypal-4ve.com/__;!!a!b$"
+    summary = ConsentSummary.from_verdict(VETTER.vet(url, as_server("stdio")))
+    assert summary.destination == "https://xn--pypal-4ve.com/"
+    assert summary.decision is Decision.BLOCK

@@ -12,7 +12,8 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "urlvet"
 LAYERS: list[set[str]] = [
     {"errors", "text", "memo", "findings", "data", "policies"},
     {"url", "addresses", "psl", "hsts", "confusables", "resolve", "tls", "feeds", "server"},
-    {"lookalike"},
+    {"wrappers", "hosting", "identity"},
+    {"lookalike", "brands", "steps"},
     {"checks"},
     {"config", "policy"},
     {"engine"},

@@ -185,6 +185,13 @@ class ConsentSummary(BaseModel):
         description="Where the link really goes when it passes through a redirector (UV213): "
         "the last destination's URL as the browser opens it; None otherwise.",
     )
+    fragment_host: str | None = Field(
+        None,
+        description="A host written in the URL's fragment (after '#', as in "
+        "'#@accounts.google.com'), which the page's own script may show as if it were the "
+        "site: the browser never sends the fragment anywhere; None when the fragment names "
+        "no other host.",
+    )
     destination_unknown: bool = Field(
         False,
         description="True when a URL shortener hides where the link goes (UV212).",
@@ -262,6 +269,7 @@ class ConsentSummary(BaseModel):
             site_ascii=site_ascii,
             userinfo=_userinfo(parsed),
             destination=_destination(verdict),
+            fragment_host=fragment_host(parsed),
             destination_unknown="UV212" in codes,
             relation=relation,
             relation_text=relation_text,
@@ -486,11 +494,45 @@ def _marked_pieces(text: str, marked: MarkedName | None) -> list[tuple[bool, str
 
 def _destination(verdict: Verdict) -> str | None:
     for f in verdict.findings:
-        if f.code == "UV213":
+        if f.code in ("UV213", "UV215"):
             final = f.evidence.get("final_destination") or f.evidence.get("destination")
             if isinstance(final, str) and final:
                 return final
     return None
+
+
+_FRAGMENT_HOST = re.compile(
+    r"^#(?:[a-z][a-z0-9+.-]*:)?(?://)?@?(?P<host>(?:[a-z0-9-]{1,63}\.)+[a-z][a-z0-9-]{1,62})"
+    r"(?=$|[/?#&:@])",
+    re.IGNORECASE,
+)
+
+
+def fragment_host(url: ParsedURL | None) -> str | None:
+    """A host written at the start of ``url``'s fragment (``#@accounts.google.com``,
+    ``#https://login.example/``, ``#login.example/path``) other than the URL's own, or None.
+
+    A page's script can read its fragment and show that name as if it were the site; the
+    browser sends the fragment to no one, so the site is still the URL's host."""
+    if url is None or not url.hash:
+        return None
+    m = _FRAGMENT_HOST.match(url.hash)
+    if m is None:
+        return None
+    host = m.group("host").lower()
+    if host == url.host.rstrip(".").lower():
+        return None
+    return host
+
+
+def _fragment_line(s: ConsentSummary) -> str | None:
+    """What the 'Fragment' row says, or None."""
+    if s.fragment_host is None:
+        return None
+    return (
+        f"names {_field(s.fragment_host)}, but the page is on {_field(s.site or s.host or '')}: "
+        "what follows '#' is never sent to any site"
+    )
 
 
 def _destination_line(s: ConsentSummary) -> str | None:
@@ -660,6 +702,9 @@ def _render_text(s: ConsentSummary, colour: bool) -> str:
     destination = _destination_line(s)
     if destination is not None:
         rows.append(("Really opens", destination))
+    fragment = _fragment_line(s)
+    if fragment is not None:
+        rows.append(("Fragment", fragment))
     rows.append(("Relation", _field(s.relation_text)))
     if s.certificate is not None:
         rows.append(("Certificate", _field(s.certificate)))
@@ -732,6 +777,9 @@ def _render_markdown(s: ConsentSummary) -> str:
     destination = _destination_line(s)
     if destination is not None:
         rows.append(("Really opens", f"**{_md(destination)}**"))
+    fragment = _fragment_line(s)
+    if fragment is not None:
+        rows.append(("Fragment", _md(fragment)))
     rows.append(("Relation", _md(_field(s.relation_text))))
     if s.certificate is not None:
         rows.append(("Certificate", _md(_field(s.certificate))))
@@ -887,6 +935,9 @@ def _render_html(s: ConsentSummary) -> str:
                 f'<strong class="mono destination" id="destination">{_hv(destination)}</strong>',
             )
         )
+    fragment = _fragment_line(s)
+    if fragment is not None:
+        rows.append(("Fragment", f'<span class="mono" id="fragment">{_hv(fragment)}</span>'))
     rows.append(("Relation", f'<span id="relation">{_hv(_field(s.relation_text))}</span>'))
     if s.certificate is not None:
         rows.append(("Certificate", f'<span id="certificate">{_hv(_field(s.certificate))}</span>'))

@@ -253,6 +253,32 @@ DEFAULT_TRUSTED_THIRD_PARTIES = (
     "www.paypal.com/signin",
     "www.paypal.com/connect",
     "www.paypal.com/checkoutnow",
+    # Authorization endpoints from the providers' published OpenID configurations and OAuth
+    # documentation (sources in urlvet/data/identity_providers.txt).
+    "zoom.us/oauth/authorize",
+    "accounts.spotify.com/authorize",
+    "accounts.zoho.com/oauth/v2/auth",
+    "login.xero.com/identity/connect/authorize",
+    "api.login.yahoo.com/oauth2/request_auth",
+    "www.amazon.com/ap/oa",
+    "id.twitch.tv/oauth2/authorize",
+    "bitbucket.org/site/oauth2/authorize",
+    "app.hubspot.com/oauth/authorize",
+    "www.reddit.com/api/v1/authorize",
+    "ims-na1.adobelogin.com/ims/authorize",
+    "oauth.yandex.com/authorize",
+    "oauth.yandex.ru/authorize",
+    "secure.login.gov/openid_connect/authorize",
+    "access.line.me/oauth2",
+    "kauth.kakao.com/oauth/authorize",
+    "nid.naver.com/oauth2.0/authorize",
+    "oauth.vk.com/authorize",
+    "www.strava.com/oauth/authorize",
+    "id.heroku.com/oauth/authorize",
+    "cloud.digitalocean.com/v1/oauth/authorize",
+    "api.notion.com/v1/oauth/authorize",
+    "www.figma.com/oauth",
+    "appcenter.intuit.com/connect/oauth2",
 )
 
 

@@ -17,6 +17,9 @@ _FAMILIES = (
     "server",
     "message",
     "tls",
+    "brands",
+    "wrapped",
+    "grants",
     "interaction",
 )
 
