@@ -10,7 +10,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "urlvet"
 
 # Lowest first: a layer may import only from its own and the layers before it.
 LAYERS: list[set[str]] = [
-    {"errors", "text", "memo", "findings", "data", "policies"},
+    {"errors", "text", "memo", "findings", "data", "policies", "files"},
     {"url", "addresses", "psl", "hsts", "confusables", "resolve", "tls", "feeds", "server"},
     {"wrappers", "hosting", "identity"},
     {"lookalike", "brands", "steps"},
