@@ -78,20 +78,18 @@ def _expected_domains(ctx: CheckContext) -> frozenset[str] | None:
     return ctx.settings.server_domains.get(server.name)
 
 
+SITE_FACTS = frozenset(
+    {"host", "host_kind", "host_for_display", "registrable_domain", "trusted_entry", "scheme", "ip"}
+)
+"""What the rules that compare the URL's site with the server's read (UV401, UV403, UV405)."""
+
+
 @rule(
     "UV401",
     "cross-site-from-server",
     Severity.MEDIUM,
     cwe=601,
-    reads={
-        "host",
-        "host_kind",
-        "host_for_display",
-        "registrable_domain",
-        "trusted_entry",
-        "scheme",
-        "ip",
-    },
+    reads=SITE_FACTS,
 )
 def cross_site_from_server(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """The URL's site is not the site of the remote server that asked for it.
@@ -200,15 +198,7 @@ def _under_any(host: str, domains: frozenset[str]) -> bool:
     "UV403",
     "trusted-third-party",
     Severity.INFO,
-    reads={
-        "host",
-        "host_kind",
-        "host_for_display",
-        "registrable_domain",
-        "trusted_entry",
-        "scheme",
-        "ip",
-    },
+    reads=SITE_FACTS,
 )
 def trusted_third_party_rule(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """The URL is on a third party the policy trusts, such as an identity provider.
@@ -274,15 +264,7 @@ def local_callback(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     "unexpected-domain-for-server",
     Severity.MEDIUM,
     cwe=601,
-    reads={
-        "host",
-        "host_kind",
-        "host_for_display",
-        "registrable_domain",
-        "trusted_entry",
-        "scheme",
-        "ip",
-    },
+    reads=SITE_FACTS,
 )
 def unexpected_domain_for_server(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """The URL is outside the domains the policy expects from this server.
