@@ -710,12 +710,13 @@ def feed_evidence(hit: FeedHit) -> dict[str, Any]:
     return {"list": hit.list_name, "file": hit.path, "line": hit.line}
 
 
-def _no_listed_urls(settings: CheckSettings) -> bool:
+def _lists_urls(url: Facts, ctx: CheckContext) -> bool:
     # UV211 reads the whole href, but only when the policy lists URLs.
-    return not settings.blocked_urls and not settings.blocked_url_feeds
+    settings = ctx.settings
+    return bool(settings.blocked_urls or settings.blocked_url_feeds)
 
 
-@rule("UV211", "blocked-url", Severity.CRITICAL, reads={"href"})
+@rule("UV211", "blocked-url", Severity.CRITICAL, reads={"href"}, when=_lists_urls)
 def blocked_url(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A URL the policy blocks.
 

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields, replace
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from urlvet.errors import UrlvetError
@@ -258,17 +259,61 @@ class UndeclaredFact(UrlvetError):
     since the engine shares the rule's findings between URLs that agree on those facts."""
 
 
+URL_PARTS = (
+    "href",
+    "scheme",
+    "username",
+    "password",
+    "host",
+    "host_unicode",
+    "host_kind",
+    "port",
+    "pathname",
+    "search",
+    "hash",
+    "registrable_domain",
+    "public_suffix",
+    "suffix_is_private",
+    "ip",
+    "has_userinfo",
+    "effective_port",
+    "is_special",
+    "labels",
+    "host_for_display",
+)
+"""The facts that are the parse's own fields and properties."""
+
+
+class UnparsedURL(UrlvetError):
+    """A rule that runs on input that does not parse (a ``raw`` rule) read a part of the URL."""
+
+
+class _Unparsed:
+    """Where a view of input that does not parse reads the URL's parts: each raises."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        raise UnparsedURL(f"the input does not parse: it has no {name}")
+
+
+_UNPARSED = _Unparsed()
+
+
 class FactView:
     """A view of one URL's facts that holds only the facts a rule declares: reading any other
     raises :class:`UndeclaredFact`. One class is made per set of declared facts
-    (:func:`view_class`), with a property per fact."""
+    (:func:`view_class`), with a property per fact: the parse's own fields and properties are
+    read from the parse, the others from the facts, each by one C-level getter."""
 
-    __slots__ = ("_facts",)
+    __slots__ = ("_facts", "_url")
     _owner: str = ""
     _reads: frozenset[str] = frozenset()
 
     def __init__(self, facts: Any) -> None:
         self._facts = facts
+        url = facts.url
+        self._url = url if url is not None else _UNPARSED
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for a name that is not a declared fact.
@@ -288,22 +333,19 @@ def view_class(owner: str, reads: frozenset[str]) -> type[FactView]:
     if made is None:
         namespace: dict[str, Any] = {"__slots__": (), "_owner": owner, "_reads": reads}
         for name in reads:
-            namespace[name] = property(_fact_getter(name))
+            where = "_url" if name in URL_PARTS else "_facts"
+            namespace[name] = property(attrgetter(f"{where}.{name}"), doc=f"The fact {name}.")
         made = type(f"FactView_{owner}", (FactView,), namespace)
         _VIEW_CLASSES[key] = made
     return made
 
 
-def _fact_getter(name: str) -> Callable[[FactView], Any]:
-    def get(view: FactView) -> Any:
-        return getattr(view._facts, name)
-
-    return get
-
-
 CheckFn = Callable[[Any, CheckContext], Iterable[Hit]]
 """A check: given a view of the URL's facts (a parsed URL for ``dns`` and ``tls`` rules,
 which are not shared) and the context, it yields its hits."""
+WhenFn = Callable[[Any, CheckContext], bool]
+"""A rule's condition on its host: given a view of the facts of the host the rule reads and
+the context, False when the rule cannot find anything on any URL of that host."""
 MemberFn = Callable[[Any, CheckContext, Any], Iterable[Hit]]
 """A rule of a family: given the view, the context and the family's one analysis."""
 
@@ -349,6 +391,11 @@ class Rule:
     """For a member of a family: the rule's check given the family's analysis."""
     viewer: type[FactView] = field(default=FactView, repr=False, compare=False)
     """The class of the views this rule is handed (made once, from its reads)."""
+    when: WhenFn | None = field(default=None, repr=False)
+    """For a rule that reads the URL's own text: what the policy and its host must be for it
+    to find anything, a test of the facts of the host it reads (see :func:`rule`)."""
+    when_viewer: type[FactView] = field(default=FactView, repr=False, compare=False)
+    """The class of the views :attr:`when` is handed: the facts of the host the rule reads."""
 
     @property
     def host_only(self) -> bool:
@@ -411,6 +458,7 @@ def rule(
     kind: RuleKind = "url",
     cwe: int | None = None,
     reads: Iterable[str] = (),
+    when: WhenFn | None = None,
 ) -> Callable[[CheckFn], CheckFn]:
     """Register a check under ``code``. Its docstring is the rule's documentation.
 
@@ -419,6 +467,14 @@ def rule(
     engine shares its findings between URLs that agree on them. A ``raw`` rule runs on input
     that does not parse too (then only ``raw``, ``length``, ``parse_error`` and ``hops`` are
     there); a ``url`` rule only on a parsed URL.
+
+    ``when``, for a rule that reads the URL's own text: a test of the policy and of the facts
+    of the host the rule reads (it is handed a view of only those), False when the rule cannot
+    find anything on a URL of that host (a wrapper's decoder on a host that wraps nothing, a
+    list of blocked URLs in a policy that has none). The engine keeps its answer
+    per host and runs the rule only on the hosts it passes; with every memo off
+    (``URLVET_MEMOS=off``) the rule runs everywhere, so that the differential tests hold the
+    test to the rule's own answer.
     """
     if not _CODE.match(code):
         raise ValueError(f"bad rule code {code!r}")
@@ -427,6 +483,10 @@ def rule(
     def register(fn: CheckFn) -> CheckFn:
         viewer = view_class(code, declared)
         made = Rule(code, name, f"UV{code[2]}xx", severity, kind, fn, _doc(fn), cwe, declared)
+        if when is not None:
+            made = replace(
+                made, when=when, when_viewer=view_class(f"{code} (when)", declared & HOST_FACTS)
+            )
         _register(made, viewer)
         return fn
 

@@ -58,6 +58,12 @@ def _is_page(path: str) -> bool:
     return not last or "." not in last or last.endswith(_PAGE_ENDINGS)
 
 
+def _on_shared_hosting(url: Facts, ctx: CheckContext) -> bool:
+    return url.host_kind is HostKind.DOMAIN and may_be_shared_hosting(
+        url.registrable_domain, url.suffix_is_private
+    )
+
+
 @rule(
     "UV308",
     "brand-on-shared-hosting",
@@ -72,6 +78,7 @@ def _is_page(path: str) -> bool:
         "pathname",
         "hash",
     },
+    when=_on_shared_hosting,
 )
 def brand_on_shared_hosting(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A brand or a sign-in lure in a bucket, a path or a site name on shared hosting.

@@ -73,6 +73,10 @@ def _grant_is_expected(target: ParsedURL, url: Facts, ctx: CheckContext) -> bool
     )
 
 
+def _at_identity_provider(url: Facts, ctx: CheckContext) -> bool:
+    return may_be_identity_provider(url.registrable_domain)
+
+
 @rule(
     "UV407",
     "sign-in-grant-to-other-party",
@@ -87,6 +91,7 @@ def _grant_is_expected(target: ParsedURL, url: Facts, ctx: CheckContext) -> bool
         "pathname",
         "search",
     },
+    when=_at_identity_provider,
 )
 def sign_in_grant_to_other_party(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A sign-in at a real identity provider that sends its grant to another party.

@@ -15,6 +15,7 @@ from urlvet.checks.base import (
     Facts,
     Hit,
     clip,
+    host_table_entry,
     onward,
     redirector_parameters,
     rule,
@@ -44,6 +45,14 @@ def _redirected_data(url: Facts, ctx: CheckContext) -> Unwrapped | None:
     return None
 
 
+def _wraps_or_redirects(url: Facts, ctx: CheckContext) -> bool:
+    # Only a wrapper's site, or a page the policy lists as a redirector, can wrap a link.
+    return url.host_kind is HostKind.DOMAIN and (
+        may_be_wrapper_site(url.registrable_domain)
+        or host_table_entry(url.host, ctx.settings.redirectors) is not None
+    )
+
+
 def _counted(findings: tuple[Finding, ...]) -> list[Finding]:
     return [f for f in findings if f.severity is not Severity.INFO]
 
@@ -63,6 +72,7 @@ def _counted(findings: tuple[Finding, ...]) -> list[Finding]:
         "hash",
         "hops",
     },
+    when=_wraps_or_redirects,
 )
 def wrapped_link(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A link rewritten by a mail gateway or an ad network, judged by the URL inside it.

@@ -29,7 +29,7 @@ from urlvet.checks.base import (
 )
 from urlvet.engine.facts import URLFacts, facts_of
 from urlvet.engine.memo import Memo
-from urlvet.engine.plan import KeyFn, Plan, key_reader, plan
+from urlvet.engine.plan import KeyFn, Plan, authority_key_reader, key_reader, plan
 from urlvet.engine.verdicts import (
     finding_of,
     order,
@@ -47,9 +47,9 @@ if TYPE_CHECKING:
 HOST_CACHE_SIZE = 65_536
 """How many (host, kind, server) entries a Vetter's host memo keeps: a tuple of findings,
 empty for most; 65,536 of them take a few tens of megabytes at most."""
-LINK_MEMO_SIZE = 16_384
+LINK_MEMO_SIZE = 65_536
 """How many tuples of link facts the link memo keeps (at most the host memo's size)."""
-QUERY_MEMO_SIZE = 4_096
+QUERY_MEMO_SIZE = 65_536
 """How many tuples of facts with the URLs a query carries the query memo keeps (at most the
 host memo's size): a key holds those URLs parsed, a kilobyte or two, and links that carry the
 same URL (one sign-in callback) are few next to those that carry none."""
@@ -70,6 +70,7 @@ class Vetter:
     __slots__ = (
         "__dict__",
         "_compiled",
+        "_gates",
         "_host_memo",
         "_link_key",
         "_link_memo",
@@ -82,7 +83,10 @@ class Vetter:
     _compiled: CompiledPolicy
     _plan: Plan
     _link_key: KeyFn
-    _host_memo: Memo[tuple[str, HostKind, Server | None], tuple[Finding, ...]]
+    _gates: bool
+    _host_memo: Memo[
+        tuple[str, HostKind, Server | None], tuple[tuple[Finding, ...], tuple[Rule, ...]]
+    ]
     _link_memo: Memo[tuple[Any, ...], tuple[Finding, ...]]
     _query_key: KeyFn
     _query_memo: Memo[tuple[Any, ...], tuple[Finding, ...]]
@@ -104,8 +108,10 @@ class Vetter:
         object.__setattr__(self, "policy", chosen)
         object.__setattr__(self, "_compiled", compiled)
         object.__setattr__(self, "_plan", shared)
-        object.__setattr__(self, "_link_key", key_reader(shared.link_key))
+        object.__setattr__(self, "_link_key", authority_key_reader(shared.link_key))
         object.__setattr__(self, "_host_memo", Memo(host_cache_size))
+        # A rule's condition on its host is a shortcut like the memos: off with them.
+        object.__setattr__(self, "_gates", self._host_memo.size > 0)
         object.__setattr__(self, "_link_memo", Memo(min(host_cache_size, LINK_MEMO_SIZE)))
         object.__setattr__(self, "_query_key", key_reader(shared.query_key))
         object.__setattr__(self, "_query_memo", Memo(min(host_cache_size, QUERY_MEMO_SIZE)))
@@ -217,13 +223,13 @@ class Vetter:
         findings: list[Finding] = []
         shared = self._plan
         if parsed is None:
-            findings.extend(self._judge(compiled.rules_raw, facts, ctx))
+            self._run(compiled.rules_raw, facts, ctx, findings)
         else:
-            if shared.host:
+            live: tuple[Rule, ...] = ()
+            if shared.host or shared.gated:
                 key = (parsed.host, parsed.host_kind, server)
-                findings.extend(
-                    self._host_memo.get(key, lambda: self._judge(shared.host, facts, ctx))
-                )
+                on_host, live = self._host_memo.get(key, lambda: self._judge_host(facts, ctx))
+                findings.extend(on_host)
             if shared.link:
                 link_key = (server, self._link_key(parsed, facts))
                 findings.extend(
@@ -234,8 +240,9 @@ class Vetter:
                 findings.extend(
                     self._query_memo.get(query_key, lambda: self._judge(shared.query, facts, ctx))
                 )
-            if shared.text:
-                findings.extend(self._judge(shared.text, facts, ctx))
+            self._run(shared.text, facts, ctx, findings)
+            if live:
+                self._run(live, facts, ctx, findings)
         if message:
             findings.extend(self._judge_message(facts, server, message))
         return _Offline(facts.raw, parsed, ctx, findings, message)
@@ -253,13 +260,30 @@ class Vetter:
     ) -> tuple[Finding, ...]:
         """The findings of ``rules`` on ``facts``, each rule seeing only what it declares; a
         family's analysis computed once for its members."""
+        found: list[Finding] = []
+        self._run(rules, facts, ctx, found)
+        return tuple(found)
+
+    def _run(
+        self, rules: Iterable[Rule], facts: URLFacts, ctx: CheckContext, out: list[Finding]
+    ) -> None:
+        """:meth:`_judge`, the findings added to ``out``."""
         severities = self._compiled.severities
         analyses: dict[str, Any] = {}
-        return tuple(
-            finding_of(rule, hit, severities.get(rule.code))
-            for rule in rules
-            for hit in rule.run(facts, ctx, analyses)
-        )
+        for rule in rules:
+            for hit in rule.run(facts, ctx, analyses):
+                out.append(finding_of(rule, hit, severities.get(rule.code)))
+
+    def _judge_host(
+        self, facts: URLFacts, ctx: CheckContext
+    ) -> tuple[tuple[Finding, ...], tuple[Rule, ...]]:
+        """The findings of the rules that read only facts of the host, and the rules of the
+        URL's text whose condition the host passes (all of them with every memo off)."""
+        shared = self._plan
+        found = self._judge(shared.host, facts, ctx)
+        if not self._gates:
+            return found, shared.gated
+        return found, tuple(r for r in shared.gated if r.when(r.when_viewer(facts), ctx))  # type: ignore[misc]
 
     def _judge_message(self, facts: URLFacts, server: Server | None, message: str) -> list[Finding]:
         """The findings of the rules on the server's message shown beside the URL."""

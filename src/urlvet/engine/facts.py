@@ -14,48 +14,20 @@ from typing import Any
 from urlvet.checks.addresses import raw_host
 from urlvet.checks.base import (
     FACT_NAMES,
+    URL_PARTS,
     CheckSettings,
+    UnparsedURL,
     carried_of,
     redirect_position_of,
     written_authority,
 )
 from urlvet.checks.server import trusted_third_party
 from urlvet.engine.verdicts import as_text
-from urlvet.errors import UrlvetError
 from urlvet.url import CarriedURL, InvalidURL, ParsedURL, parse
 
 PARSE_LIMIT = 65_536
 """Longer input is not parsed at all: it is already blocked as over-long, and parsing and
 classifying megabytes of text would only give an attacker a lever on our latency."""
-
-
-class UnparsedURL(UrlvetError):
-    """A rule that runs on input that does not parse (a ``raw`` rule) read a part of the URL."""
-
-
-URL_PARTS = (
-    "href",
-    "scheme",
-    "username",
-    "password",
-    "host",
-    "host_unicode",
-    "host_kind",
-    "port",
-    "pathname",
-    "search",
-    "hash",
-    "registrable_domain",
-    "public_suffix",
-    "suffix_is_private",
-    "ip",
-    "has_userinfo",
-    "effective_port",
-    "is_special",
-    "labels",
-    "host_for_display",
-)
-"""The facts that are the parse's own fields and properties."""
 
 
 def _part(name: str) -> property:

@@ -3,6 +3,7 @@ memo's key from a URL's facts."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
 from typing import Any, NamedTuple
@@ -26,7 +27,11 @@ class Plan(NamedTuple):
     query_key: tuple[str, ...]
     """The facts the query rules read, together: their memo's key with the server."""
     text: tuple[Rule, ...]
-    """Rules that read the URL's own text: run on every URL."""
+    """Rules that read the URL's own text and have no condition on the host: run on every
+    URL."""
+    gated: tuple[Rule, ...]
+    """Rules that read the URL's own text, each with a condition on the policy and the host
+    (``Rule.when``): run on the URLs of the hosts that pass it."""
 
 
 def plan(rules: Sequence[Rule]) -> Plan:
@@ -35,8 +40,10 @@ def plan(rules: Sequence[Rule]) -> Plan:
     shared = [r for r in rules if not r.host_only and r.all_reads <= HOST_FACTS | LINK_FACTS]
     link = tuple(r for r in shared if not r.all_reads & QUERY_FACTS)
     query = tuple(r for r in shared if r.all_reads & QUERY_FACTS)
-    text = tuple(r for r in rules if r not in host and r not in shared)
-    return Plan(host, link, _key(link), query, _key(query), text)
+    rest = [r for r in rules if r not in host and r not in shared]
+    text = tuple(r for r in rest if r.when is None or r.kind != "url")
+    gated = tuple(r for r in rest if r not in text)
+    return Plan(host, link, _key(link), query, _key(query), text, gated)
 
 
 def _key(rules: Iterable[Rule]) -> tuple[str, ...]:
@@ -77,5 +84,60 @@ def key_reader(names: tuple[str, ...]) -> KeyFn:
         if read_derived is not None:
             return (head, read_derived(facts))
         return (head, tuple(getattr(facts, n) for n in derived))
+
+    return read
+
+
+AUTHORITY_FACTS = frozenset(
+    {
+        "scheme",
+        "username",
+        "password",
+        "has_userinfo",
+        "port",
+        "effective_port",
+        "is_special",
+        "authority_as_written",
+        "host_as_written",
+    }
+)
+"""Facts of a URL that, with the facts of its host, are functions of its text up to the end
+of its authority (``https://user@host:port``), when that text is plain (see
+:func:`authority_key_reader`)."""
+
+# An http: or https: URL as a log writes it: the scheme in lower case, "//", and an authority
+# that neither starts with a slash nor holds a tab, a newline or a carriage return (which a
+# browser removes wherever they are, and after which it skips any slashes). Its authority then
+# ends, for the browser as for the written facts, no later than at the first "/", "?" or "#".
+_PLAIN_AUTHORITY = re.compile(r"https?://[^/\\\t\n\r?#][^/?#\t\n\r]*")
+
+
+def authority_key_reader(names: tuple[str, ...]) -> KeyFn:
+    """What reads the facts ``names`` of a URL as one key, like :func:`key_reader`, but
+    cheaper when every fact but ``path_is_root``, ``trusted_entry`` and ``parse_error`` is of
+    the host or in :data:`AUTHORITY_FACTS`: a plain URL's text up to the end of its authority
+    stands for all those (URLs that agree on it agree on each of them), and the two others
+    are read. Any other URL, or any other set of facts, is keyed by :func:`key_reader`."""
+    full = key_reader(names)
+    tail = {"path_is_root", "trusted_entry", "parse_error"}
+    if not set(names) <= HOST_FACTS | AUTHORITY_FACTS | tail:
+        return full
+    match = _PLAIN_AUTHORITY.match
+    read_root = "path_is_root" in names
+    read_trusted = "trusted_entry" in names
+
+    def read(url: ParsedURL, facts: URLFacts) -> tuple[Any, ...]:
+        raw = facts.raw
+        found = match(raw)
+        if found is None:
+            return full(url, facts)
+        end = found.end()
+        if end < len(raw) and raw[end] not in "/?#":
+            return full(url, facts)
+        return (
+            raw[:end],
+            facts.path_is_root if read_root else None,
+            facts.trusted_entry if read_trusted else None,
+        )
 
     return read
