@@ -35,6 +35,7 @@ from pydantic import (
 from urlvet.addresses import parse_networks
 from urlvet.checks import registry
 from urlvet.checks.base import CheckSettings, IPNetwork, Rule
+from urlvet.checks.server import last_two_labels
 from urlvet.errors import PolicyError
 from urlvet.feeds import FeedKind, FeedSet, FeedSpec, load_feeds, url_key
 from urlvet.findings import Decision, Severity
@@ -738,6 +739,7 @@ def _compile(policy: Policy) -> CompiledPolicy:
     settings = CheckSettings(
         max_url_length=policy.limits.max_url_length,
         trusted_third_parties=trusted,
+        trusted_tails=last_two_labels(trusted),
         allowed_domains=frozenset(policy.domains.allowed),
         blocked_domains=frozenset(policy.domains.blocked),
         allowed_networks=parse_networks(policy.networks.allowed),

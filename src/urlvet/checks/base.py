@@ -59,6 +59,9 @@ class CheckSettings:
     trusted_third_parties: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Third parties any server may send users to: host (or ``*.domain``) -> path prefixes
     ('' for any path)."""
+    trusted_tails: frozenset[str] | None = None
+    """The last two labels of every key of :attr:`trusted_third_parties` (a host under a key
+    ends with them): a host that ends otherwise has no entry. None when a key has one label."""
     allowed_domains: frozenset[str] = frozenset()
     """Domains the organisation vouches for; the domain and its subdomains match."""
     blocked_domains: frozenset[str] = frozenset()
