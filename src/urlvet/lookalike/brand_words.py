@@ -112,47 +112,7 @@ def _combo(
         return []  # the label is a protected name already reported (okta-emеа: a homoglyph)
     hosting = private and suffix not in ACCOUNT_NAMESPACE_SUFFIXES
     present = _keywords_in(tables, text)
-    # (start, end, targets, glued keyword or None)
-    hits: list[tuple[int, int, tuple[_Target, ...]]] = []
-    if present:
-        for length in tables.brand_fold_lengths:
-            if length >= len(text):
-                break
-            for i in range(len(text) - length + 1):
-                key = text[i : i + length]
-                if key in tables.brand_folds:
-                    targets = _brand_targets(tables, key, None, inside_word=True)
-                    if targets:
-                        hits.append((i, i + length, targets))
-    spans = sp.tokens()
-    for a, b in spans:
-        token = text[a:b]
-        if token == text:
-            # The whole label: a brand alone is the near-miss or other-suffix rules' case,
-            # unless a keyword is glued to it ("appleid", "securechase").
-            pass
-        elif len(token) >= MIN_COMBO_KEYWORD_TOKEN_LENGTH:
-            targets = tuple(
-                t
-                for t in _brand_targets(tables, token, extra, inside_word=False)
-                if len(min(t.label_skeletons)) >= MIN_COMBO_TOKEN_BRAND_LENGTH
-            )
-            if targets:
-                hits.append((a, b, targets))
-        for kw in present:
-            if len(token) > len(kw) and (token.startswith(kw) or token.endswith(kw)):
-                rest = (a + len(kw), b) if token.startswith(kw) else (a, b - len(kw))
-                key = text[rest[0] : rest[1]]
-                if len(key) >= MIN_COMBO_TOKEN_BRAND_LENGTH:
-                    targets = _brand_targets(tables, key, extra, inside_word=False)
-                    if targets:
-                        hits.append((rest[0], rest[1], targets))
-    if extra is not None and not any(extra in h[2] for h in hits):
-        own = extra.brand_fold
-        i = text.find(own)
-        if i >= 0 and own != text and len(own) >= MIN_COMBO_TOKEN_BRAND_LENGTH:
-            hits.append((i, i + len(own), (extra,)))
-
+    hits = _combo_hits(tables, sp, present, extra)
     out: list[LookalikeMatch] = []
     taken: list[tuple[int, int]] = []
     # Longest brand first: "microsoftonline-login" is one combo with microsoftonline, not a
@@ -198,6 +158,59 @@ def _combo(
             detail["hosting_suffix"] = suffix
         out.append(LookalikeMatch(MatchKind.COMBO, target.domain, how, None, detail, stronger))
     return out
+
+
+_Hit = tuple[int, int, tuple[_Target, ...]]
+"""Where a brand stands in a folded label (start, end) and the targets it names."""
+
+
+def _combo_hits(
+    tables: _Tables, sp: _Spelling, present: list[str], extra: _Target | None
+) -> list[_Hit]:
+    """Where a brand may stand in the folded label: inside a word when a keyword is present
+    (brands that are not ordinary words), as a hyphen-separated word of it, glued to a
+    keyword, and the server's own brand anywhere."""
+    text = sp.folded
+    hits: list[_Hit] = []
+    if present:
+        for length in tables.brand_fold_lengths:
+            if length >= len(text):
+                break
+            for i in range(len(text) - length + 1):
+                key = text[i : i + length]
+                if key in tables.brand_folds:
+                    targets = _brand_targets(tables, key, None, inside_word=True)
+                    if targets:
+                        hits.append((i, i + length, targets))
+    spans = sp.tokens()
+    for a, b in spans:
+        token = text[a:b]
+        if token == text:
+            # The whole label: a brand alone is the near-miss or other-suffix rules' case,
+            # unless a keyword is glued to it ("appleid", "securechase").
+            pass
+        elif len(token) >= MIN_COMBO_KEYWORD_TOKEN_LENGTH:
+            targets = tuple(
+                t
+                for t in _brand_targets(tables, token, extra, inside_word=False)
+                if len(min(t.label_skeletons)) >= MIN_COMBO_TOKEN_BRAND_LENGTH
+            )
+            if targets:
+                hits.append((a, b, targets))
+        for kw in present:
+            if len(token) > len(kw) and (token.startswith(kw) or token.endswith(kw)):
+                rest = (a + len(kw), b) if token.startswith(kw) else (a, b - len(kw))
+                key = text[rest[0] : rest[1]]
+                if len(key) >= MIN_COMBO_TOKEN_BRAND_LENGTH:
+                    targets = _brand_targets(tables, key, extra, inside_word=False)
+                    if targets:
+                        hits.append((rest[0], rest[1], targets))
+    if extra is not None and not any(extra in h[2] for h in hits):
+        own = extra.brand_fold
+        i = text.find(own)
+        if i >= 0 and own != text and len(own) >= MIN_COMBO_TOKEN_BRAND_LENGTH:
+            hits.append((i, i + len(own), (extra,)))
+    return hits
 
 
 def _word_beside(sp: _Spelling, start: int, end: int) -> str | None:
@@ -278,21 +291,10 @@ def _brand_labels(
     out: list[LookalikeMatch] = []
     for sp in read:
         text = sp.folded
-        candidates: list[tuple[int, int, str | None]] = [(0, len(text), None)]
         whole = _brand_targets(tables, text, extra, inside_word=False)
         if any(t.label in brands for t in whole):
             continue  # a protected name already reported (an embedded okta-emea.com)
-        present = _keywords_in(tables, text) if not whole else []
-        for a, b in [] if whole else sp.tokens():
-            if (a, b) != (0, len(text)):
-                candidates.append((a, b, None))
-            token = text[a:b]
-            for kw in present:
-                if len(token) > len(kw) and token.startswith(kw):
-                    candidates.append((a + len(kw), b, kw))
-                elif len(token) > len(kw) and token.endswith(kw):
-                    candidates.append((a, b - len(kw), kw))
-        for start, end, glued in candidates:
+        for start, end, glued in _label_candidates(tables, sp, whole_is_brand=bool(whole)):
             key = text[start:end]
             if len(key) < MIN_COMBO_TOKEN_BRAND_LENGTH or key in tables.keywords:
                 continue
@@ -327,3 +329,26 @@ def _brand_labels(
                 )
             )
     return out
+
+
+def _label_candidates(
+    tables: _Tables, sp: _Spelling, *, whole_is_brand: bool
+) -> list[tuple[int, int, str | None]]:
+    """Where a brand may stand in a label left of the site, with the keyword glued to it: the
+    whole label; unless that is a brand, each hyphen-separated word, and each word less a
+    keyword it starts or ends with (``appleid``)."""
+    text = sp.folded
+    candidates: list[tuple[int, int, str | None]] = [(0, len(text), None)]
+    if whole_is_brand:
+        return candidates
+    present = _keywords_in(tables, text)
+    for a, b in sp.tokens():
+        if (a, b) != (0, len(text)):
+            candidates.append((a, b, None))
+        token = text[a:b]
+        for kw in present:
+            if len(token) > len(kw) and token.startswith(kw):
+                candidates.append((a + len(kw), b, kw))
+            elif len(token) > len(kw) and token.endswith(kw):
+                candidates.append((a, b - len(kw), kw))
+    return candidates
