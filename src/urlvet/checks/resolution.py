@@ -282,13 +282,18 @@ def dns_lookup_failed(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]
     yield Hit(
         f"The DNS lookup of {res.name} failed: {what} ({res.detail}). urlvet could not check"
         " where the link leads.",
-        {
-            "host": res.name,
-            "status": res.status,
-            "detail": res.detail,
-            "addresses": list(res.addresses),
-        },
+        _failed_lookup_evidence(res),
     )
+
+
+def _failed_lookup_evidence(res: Resolution) -> dict[str, Any]:
+    """The evidence of a lookup that failed or timed out: what came back, and why not more."""
+    return {
+        "host": res.name,
+        "status": res.status,
+        "detail": res.detail,
+        "addresses": list(res.addresses),
+    }
 
 
 @rule("UV224", "dns-timeout", Severity.MEDIUM, kind="dns")
@@ -317,12 +322,7 @@ def dns_timeout(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     yield Hit(
         f"DNS did not answer in time for {res.name}, so urlvet could not check where the link"
         f" leads.{partial}",
-        {
-            "host": res.name,
-            "status": res.status,
-            "detail": res.detail,
-            "addresses": list(res.addresses),
-        },
+        _failed_lookup_evidence(res),
     )
 
 

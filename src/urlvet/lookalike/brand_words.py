@@ -91,6 +91,24 @@ def _brand_targets(
     return found
 
 
+def _unexplained(
+    sp: _Spelling,
+    start: int,
+    end: int,
+    targets: tuple[_Target, ...],
+    suffix: str,
+    brands: set[str],
+) -> tuple[_Target, str, bool] | None:
+    """The target a brand at ``[start, end)`` of a label names (the host's suffix preferred),
+    the brand as written there and whether that spelling differs from the brand's (spelt to
+    deceive); None when a stronger technique explained the brand already."""
+    target = _prefer_suffix(targets, suffix)
+    if target.label in brands:
+        return None
+    spelt = sp.original(start, end)
+    return target, spelt, _is_spelt_differently(spelt, target)
+
+
 def _combo(
     tables: _Tables,
     label: str,
@@ -123,11 +141,10 @@ def _combo(
             continue  # login.gov is a brand, but "login" is what every combo contains
         if any(a <= start and end <= b for a, b in taken):
             continue
-        target = _prefer_suffix(targets, suffix)
-        if target.label in brands:
+        unexplained = _unexplained(sp, start, end, targets, suffix, brands)
+        if unexplained is None:
             continue
-        spelt = sp.original(start, end)
-        lookalike = _is_spelt_differently(spelt, target)
+        target, spelt, lookalike = unexplained
         keyword = _keyword_beside(text, start, end, present)
         word = None if keyword is not None else _word_beside(sp, start, end)
         if keyword is not None:
@@ -301,11 +318,10 @@ def _brand_labels(
             targets = _brand_targets(tables, key, extra, inside_word=False)
             if not targets:
                 continue
-            target = _prefer_suffix(targets, suffix)
-            if target.label in brands:
+            unexplained = _unexplained(sp, start, end, targets, suffix, brands)
+            if unexplained is None:
                 continue
-            spelt = sp.original(start, end)
-            lookalike = _is_spelt_differently(spelt, target)
+            target, spelt, lookalike = unexplained
             keyword = glued or next((k for k in keyword_words if k != key), None)
             if keyword is None and not lookalike:
                 continue
