@@ -227,8 +227,6 @@ def test_many_secrets_never_leave_part_of_one_readable() -> None:
 
 # -- the linear scanners find what the patterns they replace found ---------------------------
 
-_WORDS = r"pass|pwd|tok|key|secr|code|sig|auth|jwt|otp|sas|assert|cred|sess|%"
-OLD_NAME_WITH_WORD = re.compile(rf"[?&#;][^=&#;?\s]*?(?:{_WORDS})[^=&#;?\s]*=")
 OLD_PASSWORD = re.compile(
     r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*:[/\\]*[^/\\?#@\s:\"'<>]*:)(?P<value>[^/\\?#\s\"'<>]*)@"
 )
@@ -237,13 +235,6 @@ OLD_USERNAME = re.compile(
 )
 OLD_V6 = re.compile(r"(?<![^.])([0-9a-f-]*--[0-9a-f-]*|(?:[0-9a-f]{1,4}-){7}[0-9a-f]{1,4})(?![^.])")
 URLISH = st.text(alphabet="aB1:/@?#&=;.-+ %\\\"'<>tokpasx", max_size=40)
-
-
-@settings(max_examples=1000, deadline=None)
-@given(URLISH)
-def test_the_credential_name_test_is_the_patterns(text: str) -> None:
-    expected = "=" in text and OLD_NAME_WITH_WORD.search(text.lower()) is not None
-    assert redaction.tail_may_hold_secrets(text) == expected
 
 
 @settings(max_examples=1000, deadline=None)

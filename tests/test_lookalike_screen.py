@@ -1,6 +1,6 @@
 """The lookalike index's screen of plain hosts against the full analysis.
 
-The screen (``urlvet.lookalike._Screen``) answers "nothing to find" for ordinary ASCII names
+The screen (``urlvet.lookalike.screen._Screen``) answers "nothing to find" for ordinary ASCII names
 without running the techniques. It may only ever be right: for every host of the shared
 corpora (Chromium's lookalike and IDN tables, dnstwist's permutations of paypal.com and
 google.com, Chromium's popular domains), for lookalikes of every protected domain built here,

@@ -514,27 +514,28 @@ def test_the_job_as_a_user_runs_it_writes_jsonl_files(tmp_path: Path) -> None:
 # --- urlvet audit with Spark as its strategy ------------------------------------------------
 
 
-def _audit_output(path: Path, **run: Any) -> tuple[int, bytes, str]:
+def _audit_output(path: Path, spark_master: str | None = None) -> tuple[int, bytes, str]:
+    """The audit as ``urlvet audit`` runs it, on Spark with ``spark_master``."""
     import io
 
-    from urlvet.audit.command import AuditRun, run_audit
+    from urlvet.audit.command import AuditRun
     from urlvet.audit.options import AuditOptions
+    from urlvet.cli.audit import audit_on
 
-    options = run.pop("options", {})
     policy = Policy(dns={"enabled": False})
     out = io.BytesIO()
     err = io.StringIO()
-    code = run_audit(
+    code = audit_on(
         policy,
         AuditRun(
             paths=[str(path)],
             fmt="jsonl",
-            options=AuditOptions(json_records=True, **options),
+            options=AuditOptions(json_records=True),
             progress=False,
-            **run,
         ),
         out,
         err,
+        spark_master,
     )
     return code, out.getvalue(), err.getvalue()
 
@@ -571,9 +572,10 @@ def test_audit_on_spark_writes_what_an_in_process_audit_writes(
 def test_spark_strategy_gathers_windows_into_jobs(spark: Spark, tmp_path: Path) -> None:
     from urlvet.audit.options import AuditOptions
     from urlvet.audit.output import RunInfo, make_writer
-    from urlvet.audit.pipeline import WINDOW, Auditor, SparkStrategy
+    from urlvet.audit.pipeline import WINDOW, Auditor
     from urlvet.audit.report import Reporter
     from urlvet.audit.sources import Source
+    from urlvet.spark.strategy import SparkStrategy
 
     lines = _log_lines()
     path = tmp_path / "log.urls"
@@ -605,22 +607,22 @@ def test_spark_strategy_gathers_windows_into_jobs(spark: Spark, tmp_path: Path) 
 
 
 def test_audit_on_spark_refuses_dns_and_jobs(spark: Spark, tmp_path: Path) -> None:
-    from urlvet.audit.command import AuditRun, run_audit
+    from urlvet.audit.command import AuditRun
     from urlvet.audit.options import AuditOptions
+    from urlvet.cli.audit import audit_on
     from urlvet.errors import InputError
 
     path = tmp_path / "log.urls"
     path.write_text("https://example.com/\n", encoding="utf-8")
     with pytest.raises(InputError, match="offline"):
-        run_audit(
-            Policy(), AuditRun(paths=[str(path)], spark_master="local[2]"), io_bytes(), io_text()
-        )
+        audit_on(Policy(), AuditRun(paths=[str(path)]), io_bytes(), io_text(), "local[2]")
     with pytest.raises(InputError, match="cannot be combined"):
-        run_audit(
+        audit_on(
             Policy(dns={"enabled": False}),
-            AuditRun(paths=[str(path)], spark_master="local[2]", options=AuditOptions(jobs=2)),
+            AuditRun(paths=[str(path)], options=AuditOptions(jobs=2)),
             io_bytes(),
             io_text(),
+            "local[2]",
         )
 
 

@@ -903,6 +903,46 @@ def _hv(text: str) -> str:
 
 def _render_html(s: ConsentSummary) -> str:
     cls = s.decision.value
+    rows = _html_rows(s)
+    body = ["<dl>"] + [f"<dt>{_h(k)}</dt><dd>{v}</dd>" for k, v in rows] + ["</dl>"]
+    body.extend(_html_message(s))
+    if s.warnings:
+        body.append('<h2>Warnings</h2><ul id="warnings">')
+        body.extend(_html_finding(w) for w in s.warnings)
+        body.append("</ul>")
+    if s.notes:
+        body.append('<h2>Notes</h2><ul id="notes">')
+        body.extend(_html_finding(w) for w in s.notes)
+        body.append("</ul>")
+    buttons = "".join(
+        f'<span class="btn btn-{a} btn-primary" data-action="{a}">{_ACTION_LABEL[a]}</span>'
+        if a == s.primary_action
+        else f'<span class="btn btn-{a}" data-action="{a}">{_ACTION_LABEL[a]}</span>'
+        for a in ("decline", "open")
+        if a in s.actions
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_h(CONTENT_SECURITY_POLICY)}">'
+        '<meta name="referrer" content="no-referrer">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>urlvet: {_h(s.headline)}</title>"
+        f"<style>{_CSS}</style></head>"
+        f'<body><main class="card {cls}" id="card" data-decision="{cls}">'
+        f'<div class="band"><span class="badge">{_h(s.decision.value.upper())}</span>'
+        f"<h1>{_h(s.headline)}</h1>"
+        f'<p class="advice">{_h(s.advice)}</p></div>'
+        f'<div class="body">{"".join(body)}</div>'
+        f'<div class="actions" id="actions">{buttons}</div>'
+        '<div class="foot muted">Checked by urlvet. Codes such as UV401 are explained by '
+        '<span class="mono">urlvet rule CODE</span>.</div>'
+        "</main></body></html>\n"
+    )
+
+
+def _html_rows(s: ConsentSummary) -> list[tuple[str, str]]:
+    """The card's (label, HTML) rows: who asks, what opens and where it really leads."""
     url_html = "".join(_html_url_piece(kind, t) for kind, t in _display_url(s))
     rows = [
         (
@@ -941,51 +981,26 @@ def _render_html(s: ConsentSummary) -> str:
     rows.append(("Relation", f'<span id="relation">{_hv(_field(s.relation_text))}</span>'))
     if s.certificate is not None:
         rows.append(("Certificate", f'<span id="certificate">{_hv(_field(s.certificate))}</span>'))
-    body = ["<dl>"] + [f"<dt>{_h(k)}</dt><dd>{v}</dd>" for k, v in rows] + ["</dl>"]
-    if s.message is not None:
-        text, note = _display_message(s)
-        body.append("<h2>Message from the server</h2>")
-        body.append(f'<div class="message" id="message">{_hv(text)}</div>')
-        extra = []
-        if note:
-            extra.append(note)
-        if s.message_hidden_characters:
-            extra.append(f"{_hidden_count(s.message_hidden_characters)} shown as ⟨U+…⟩")
-        if extra:
-            body.append(f'<p class="muted">{_h(" · ".join(extra))}</p>')
-    if s.warnings:
-        body.append('<h2>Warnings</h2><ul id="warnings">')
-        body.extend(_html_finding(w) for w in s.warnings)
-        body.append("</ul>")
-    if s.notes:
-        body.append('<h2>Notes</h2><ul id="notes">')
-        body.extend(_html_finding(w) for w in s.notes)
-        body.append("</ul>")
-    buttons = "".join(
-        f'<span class="btn btn-{a} btn-primary" data-action="{a}">{_ACTION_LABEL[a]}</span>'
-        if a == s.primary_action
-        else f'<span class="btn btn-{a}" data-action="{a}">{_ACTION_LABEL[a]}</span>'
-        for a in ("decline", "open")
-        if a in s.actions
-    )
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{_h(CONTENT_SECURITY_POLICY)}">'
-        '<meta name="referrer" content="no-referrer">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>urlvet: {_h(s.headline)}</title>"
-        f"<style>{_CSS}</style></head>"
-        f'<body><main class="card {cls}" id="card" data-decision="{cls}">'
-        f'<div class="band"><span class="badge">{_h(s.decision.value.upper())}</span>'
-        f"<h1>{_h(s.headline)}</h1>"
-        f'<p class="advice">{_h(s.advice)}</p></div>'
-        f'<div class="body">{"".join(body)}</div>'
-        f'<div class="actions" id="actions">{buttons}</div>'
-        '<div class="foot muted">Checked by urlvet. Codes such as UV401 are explained by '
-        '<span class="mono">urlvet rule CODE</span>.</div>'
-        "</main></body></html>\n"
-    )
+    return rows
+
+
+def _html_message(s: ConsentSummary) -> list[str]:
+    """The server's message as the card shows it, with what was hidden or cut (none: [])."""
+    if s.message is None:
+        return []
+    text, note = _display_message(s)
+    body = [
+        "<h2>Message from the server</h2>",
+        f'<div class="message" id="message">{_hv(text)}</div>',
+    ]
+    extra = []
+    if note:
+        extra.append(note)
+    if s.message_hidden_characters:
+        extra.append(f"{_hidden_count(s.message_hidden_characters)} shown as ⟨U+…⟩")
+    if extra:
+        body.append(f'<p class="muted">{_h(" · ".join(extra))}</p>')
+    return body
 
 
 def _html_url_piece(kind: str, text: str) -> str:

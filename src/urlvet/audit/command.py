@@ -11,13 +11,13 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from urlvet.audit.options import AuditOptions
 from urlvet.audit.output import RunInfo, make_writer
 from urlvet.audit.output.baseline import Baseline, load_baseline, write_baseline
 from urlvet.audit.output.progress import Progress
-from urlvet.audit.pipeline import Auditor
+from urlvet.audit.pipeline import Auditor, Strategy
 from urlvet.audit.report import Reporter, Summary
 from urlvet.audit.sources import Diagnostic, Source, expand_paths
 from urlvet.audit.split import plan_split, run_split
@@ -60,13 +60,20 @@ class AuditRun:
     """Show a progress line when stderr is a terminal."""
     verbosity: int = 0
     """-1: errors only on stderr (no notes, no input warnings); 1: the run's figures too."""
-    spark_master: str | None = None
-    """Vet on Spark at this master (``local[4]``, ``spark://host:7077``, ``yarn``): see
-    :class:`urlvet.audit.pipeline.SparkStrategy`."""
 
 
-def run_audit(policy: Policy, run: AuditRun, stdout: BinaryIO, stderr: TextIO) -> int:
+def run_audit(
+    policy: Policy,
+    run: AuditRun,
+    stdout: BinaryIO,
+    stderr: TextIO,
+    strategy: Strategy | None = None,
+) -> int:
     """Run the audit; returns the exit code.
+
+    ``strategy``: how to vet, when the caller picks it (the command line's Spark strategy,
+    say), which the audit closes once it has run. By default the audit picks one of its own (in process, in
+    worker processes, a split audit, DNS on an event loop).
 
     Raises :class:`urlvet.errors.InputError` when the baseline cannot be read or written or the
     output cannot be opened, and :class:`urlvet.errors.UrlvetError` when a worker of a split
@@ -74,26 +81,13 @@ def run_audit(policy: Policy, run: AuditRun, stdout: BinaryIO, stderr: TextIO) -
     """
     auditor = Auditor(policy, run.options)
     baseline = load_baseline(run.baseline) if run.baseline else None
-    spark = None
-    if run.spark_master is not None:
-        from urlvet.errors import InputError
-
-        if auditor.uses_dns:
-            raise InputError(
-                "--spark-master vets offline: add --no-dns (and leave the TLS probe off)"
-            )
-        if run.options.jobs > 1:
-            raise InputError("--spark-master and --jobs cannot be combined")
-        from urlvet.spark import start_session
-
-        spark = start_session(run.spark_master)
     if run.options.jobs > 1 and auditor.uses_dns and run.verbosity >= 0:
         stderr.write(
             "urlvet: note: --jobs applies to offline audits (--no-dns); "
             "with DNS, lookups run concurrently in one process\n"
         )
     sources = list(expand_paths(run.paths, run.options.stdin_name))
-    report = partial(_write_report, policy, run, auditor, sources, baseline, spark)
+    report = partial(_write_report, policy, run, auditor, sources, baseline, strategy)
     to_file = bool(run.output and run.output != "-")
     try:
         if run.output and to_file:
@@ -108,9 +102,6 @@ def run_audit(policy: Policy, run: AuditRun, stdout: BinaryIO, stderr: TextIO) -
         with suppress(OSError, ValueError):  # no file descriptor under a test's runner
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return PIPE_CLOSED_EXIT
-    finally:
-        if spark is not None and spark[1]:
-            spark[0].stop()
 
 
 def _write_report(
@@ -119,7 +110,7 @@ def _write_report(
     auditor: Auditor,
     sources: list[Source],
     baseline: Baseline | None,
-    spark: tuple[Any, bool] | None,  # a SparkSession, and whether this run started it
+    strategy: Strategy | None,
     out_binary: BinaryIO,
     stderr: TextIO,
     to_file: bool,
@@ -147,7 +138,11 @@ def _write_report(
         collect_baseline=run.write_baseline is not None,
         on_diagnostic=_diagnostic_printer(stderr, progress, errors_only=run.verbosity < 0),
     )
-    shares = plan_split(sources, run.fmt, run.options, offline=not auditor.uses_dns)
+    shares = (
+        plan_split(sources, run.fmt, run.options, offline=not auditor.uses_dns)
+        if strategy is None
+        else None
+    )
     try:
         writer.start()
         if shares is not None:
@@ -165,11 +160,6 @@ def _write_report(
                 progress=progress,
             )
         else:
-            strategy = None
-            if spark is not None:
-                from urlvet.audit.pipeline import SparkStrategy
-
-                strategy = SparkStrategy(spark[0], policy, run.options)
             summary = auditor.run(sources, reporter, progress, strategy)
         if progress is not None:
             progress.clear()

@@ -141,9 +141,9 @@ class Reporter:
             writer, "occurrences", None
         ) or partial(each_occurrence, writer)
         self._names: dict[str, str] = {}
-        # (path, id(record)) -> (record, its fingerprints); holding the record keeps its id
-        # from being reused by another record while the entry lives.
-        self._fps: OrderedDict[tuple[str, int], tuple[Record, tuple[tuple[str, str], ...]]]
+        # (path, normalised URL, codes): what a record's fingerprints are computed from ->
+        # (code, fingerprint) of each finding.
+        self._fps: OrderedDict[tuple[str, str, tuple[str, ...]], tuple[tuple[str, str], ...]]
         self._fps = OrderedDict()
 
     def occurrence(self, occ: Occurrence, rec: Record) -> None:
@@ -176,13 +176,12 @@ class Reporter:
         return any(f.severity.rank >= self.fail_at and f.code not in accepted for f in rec.findings)
 
     def _baseline(self, occ: Occurrence, rec: Record) -> frozenset[str]:
-        key = (occ.path, id(rec))
-        entry = self._fps.get(key)
-        fps = entry[1] if entry is not None else None
+        url = rec.normalised_url
+        key = (occ.path, url, rec.codes)
+        fps = self._fps.get(key)
         if fps is None:
-            url = rec.normalised_url
             fps = tuple((f.code, fingerprint(f.code, occ.path, url)) for f in rec.findings)
-            self._fps[key] = (rec, fps)
+            self._fps[key] = fps
             if len(self._fps) > 4096:
                 self._fps.popitem(last=False)
             if self.collected is not None:

@@ -721,9 +721,18 @@ class Reader:
         meter = self.meter if meter is None else meter
         lineno = first_line - 1
         read = reader.read1  # type: ignore[attr-defined]
-        each = self._each_line
         carry = b""  # the start of a line that the block before broke
         bom = first_line == 1  # a byte order mark counts only at the file's start
+
+        def one_by_one(
+            readline: Callable[[int], bytes], counted: Meter | None = None
+        ) -> Iterator[tuple[int, str] | Diagnostic]:
+            nonlocal lineno
+            for item in self._each_line(readline, name, limit, lineno, counted):
+                lineno += 1
+                if keep is None or keep(item):
+                    yield item
+
         try:
             while True:
                 chunk = read(LINES_BLOCK)
@@ -731,40 +740,24 @@ class Reader:
                 data = carry + chunk if carry else chunk
                 if bom and (len(data) >= len(_BOM) or not chunk):
                     bom = False
-                    if data.startswith(_BOM):
-                        data = data[len(_BOM) :]
+                    data = data.removeprefix(_BOM)
                 if not chunk:  # the last line, when it has no break
-                    for item in each(io.BytesIO(data).readline, name, limit, lineno):
-                        lineno += 1
-                        if keep is None or keep(item):
-                            yield item
+                    yield from one_by_one(io.BytesIO(data).readline)
                     return
                 end = data.rfind(b"\n") + 1
                 if len(data) - end > limit:
                     meter.bytes -= len(data) - end  # counted again as it is read below
                     rest = io.BufferedReader(_Prefixed(data[end:], reader), LINES_BLOCK)
-                    for item in each(io.BytesIO(data[:end]).readline, name, limit, lineno):
-                        lineno += 1
-                        if keep is None or keep(item):
-                            yield item
-                    for item in each(rest.readline, name, limit, lineno, meter):
-                        lineno += 1
-                        if keep is None or keep(item):
-                            yield item
+                    yield from one_by_one(io.BytesIO(data[:end]).readline)
+                    yield from one_by_one(rest.readline, meter)
                     return
                 if bom or end == 0:
                     carry = data
                     continue
                 block, carry = data[:end], data[end:]
-                try:
-                    text = block.decode("utf-8") if len(block) <= limit else "\x00"
-                except UnicodeDecodeError:
-                    text = "\x00"
-                if "\x00" in text:  # or not UTF-8, or a line may be over the limit
-                    for item in each(io.BytesIO(block).readline, name, limit, lineno):
-                        lineno += 1
-                        if keep is None or keep(item):
-                            yield item
+                text = _clean_text(block, limit)
+                if text is None:
+                    yield from one_by_one(io.BytesIO(block).readline)
                     continue
                 lines = text.split("\n")
                 lines.pop()  # the empty text after the last break
@@ -1052,6 +1045,18 @@ _TOO_DEEP = (
 )
 _URL_KEY = re.compile(r'"url"\s*+:\s*+"')
 _JSON_STRING_END = re.compile(r'(?<!\\)(?:\\\\)*+"')
+
+
+def _clean_text(block: bytes, limit: int) -> str | None:
+    """The text of a block of whole lines that can be split at once: valid UTF-8, no NUL, and
+    no longer than ``limit`` (so no line of it is over the limit); None for any other block."""
+    if len(block) > limit:
+        return None
+    try:
+        text = block.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return None if "\x00" in text else text
 
 
 def _read_head(stream: BinaryIO) -> bytes:

@@ -454,33 +454,18 @@ def run_split(
     context = multiprocessing.get_context()
     results: Queue[Message] = context.Queue()
     jobs = options.jobs
-    # Each worker loads the vetting data and keeps the engine's per-host caches of its own
-    # besides its record cache: a smaller record cache pays for part of that.
-    worker_options = dataclasses.replace(
-        options,
-        jobs=1,
-        cache_size=max(1, options.cache_size // jobs),
-        cache_bytes=max(1, options.cache_bytes // (WORKER_CACHE_DIVISOR * jobs)),
-    )
     workers: list[BaseProcess] = []
     folder: str | None = None
     with _sigterm_as_exit():
         try:
-            try:
-                with signals_held():  # Ctrl-C between making the folder and noting it: left
-                    folder = tempfile.mkdtemp(prefix=".urlvet-share-", dir=temp_dir)
-            except OSError as exc:
-                where = temp_dir or tempfile.gettempdir()
-                raise UrlvetError(
-                    f"{where}: cannot create a temporary folder for the shares of the audit: "
-                    f"{exc.strerror or exc}"
-                ) from None
+            with signals_held():  # Ctrl-C between making the folder and noting it: left
+                folder = _share_folder(temp_dir)
             setup = _Setup(
                 shares=tuple(shares),
                 folder=folder,
                 jobs=jobs,
                 policy=policy.model_dump(mode="json"),
-                options=worker_options,
+                options=_worker_options(options),
                 fmt=fmt,
                 info=dataclasses.replace(info, rules=()),
                 fail_at=reporter.fail_at,
@@ -499,32 +484,68 @@ def run_split(
             auditing = _Auditing(setup, 0, policy)
             with bulk_gc():  # for all shares: see bulk_gc
                 for share in range(len(shares)):
-                    try:
-                        done = auditing.share(share, partial(gather.progress, (share, 0)))
-                    except (UrlvetError, OSError):
-                        raise
-                    except Exception as exc:  # as a worker process's failure is reported
-                        raise UrlvetError(f"the audit failed: {type(exc).__name__}: {exc}") from exc
-                    gather.take("done", (share, 0), done)
+                    gather.take("done", (share, 0), _own_part(auditing, gather, share))
                     gather.poll()
                 summary = gather.wait()
             for ended in workers:
                 ended.join()
         finally:
-            for started_worker in workers:
-                if started_worker.is_alive():
-                    started_worker.terminate()
-            for started_worker in workers:
-                started_worker.join(timeout=_END_WAIT)
-                if started_worker.is_alive():  # never left waiting on a worker
-                    started_worker.kill()
-                    started_worker.join()
+            _end_workers(workers)
             results.cancel_join_thread()
             results.close()
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
     summary.elapsed = time.perf_counter() - started
     return summary
+
+
+def _worker_options(options: AuditOptions) -> AuditOptions:
+    """The options each worker of a split audit runs with."""
+    jobs = options.jobs
+    # Each worker loads the vetting data and keeps the engine's per-host caches of its own
+    # besides its record cache: a smaller record cache pays for part of that.
+    return dataclasses.replace(
+        options,
+        jobs=1,
+        cache_size=max(1, options.cache_size // jobs),
+        cache_bytes=max(1, options.cache_bytes // (WORKER_CACHE_DIVISOR * jobs)),
+    )
+
+
+def _share_folder(temp_dir: str | None) -> str:
+    """A new temporary folder for the shares' outputs, in ``temp_dir`` (the system's when
+    None). Raises :class:`UrlvetError` naming the place when it cannot be made."""
+    try:
+        return tempfile.mkdtemp(prefix=".urlvet-share-", dir=temp_dir)
+    except OSError as exc:
+        where = temp_dir or tempfile.gettempdir()
+        raise UrlvetError(
+            f"{where}: cannot create a temporary folder for the shares of the audit: "
+            f"{exc.strerror or exc}"
+        ) from None
+
+
+def _own_part(auditing: _Auditing, gather: _Gather, share: int) -> _ShareResult:
+    """This process's part (worker 0's) of ``share``; a failure is reported as a worker
+    process's is."""
+    try:
+        return auditing.share(share, partial(gather.progress, (share, 0)))
+    except (UrlvetError, OSError):
+        raise
+    except Exception as exc:
+        raise UrlvetError(f"the audit failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _end_workers(workers: list[BaseProcess]) -> None:
+    """End the worker processes still running and wait for each: never left waiting on one."""
+    for started_worker in workers:
+        if started_worker.is_alive():
+            started_worker.terminate()
+    for started_worker in workers:
+        started_worker.join(timeout=_END_WAIT)
+        if started_worker.is_alive():
+            started_worker.kill()
+            started_worker.join()
 
 
 @contextmanager

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from urlvet.addresses import AddressClass, classify, in_networks
 from urlvet.checks.addresses import blocked_network_of, feed_evidence
@@ -23,6 +23,9 @@ from urlvet.checks.base import (  # internal_name_reason: re-exported
 )
 from urlvet.findings import Severity
 from urlvet.url import ParsedURL
+
+if TYPE_CHECKING:
+    from urlvet.resolve import Resolution
 
 __all__ = [
     "SHORT_TTL_SECONDS",
@@ -113,40 +116,61 @@ def private_address_resolution(url: ParsedURL | None, ctx: CheckContext) -> Iter
     res = ctx.resolution
     if res is None:
         return
-    settings = ctx.settings
-    flagged: list[dict[str, Any]] = []
-    for address in res.addresses:
-        cls = _classify(address)
-        if cls is None:
-            continue
-        effective = cls.effective
-        found = blocked_network_of(ipaddress.ip_address(address), settings)
-        if found is not None:
-            blocked, on_list = found
-            policy_entry: dict[str, Any] = {
-                "address": address,
-                "category": "blocked-by-policy",
-                "network": str(blocked),
-                "place": "a network your organisation's policy blocks"
-                if on_list is None
-                else f"{blocked}, on your blocklist {on_list.describe()}",
-            }
-            if on_list is not None:
-                policy_entry.update(feed_evidence(on_list))
-            flagged.append(policy_entry)
-        elif not cls.globally_reachable and not _is_allowed(address, cls, settings):
-            entry: dict[str, Any] = {
-                "address": address,
-                "category": effective.category,
-                "network": effective.network,
-                "place": _place(effective),
-            }
-            if cls.via is not None:
-                entry["via"] = cls.via
-                entry["reaches"] = effective.address
-            flagged.append(entry)
+    flagged = [
+        entry
+        for address in res.addresses
+        if (entry := _flagged_address(address, ctx.settings)) is not None
+    ]
     if not flagged:
         return
+    yield Hit(
+        _private_resolution_message(res, flagged),
+        {
+            "host": res.name,
+            "addresses": list(res.addresses),
+            "flagged": flagged,
+            "cnames": list(res.cnames),
+        },
+    )
+
+
+def _flagged_address(address: str, settings: CheckSettings) -> dict[str, Any] | None:
+    """The evidence of one resolved address that UV220 flags (a network the policy blocks, or
+    one not on the public internet and not allowed), or None for an address it lets through."""
+    cls = _classify(address)
+    if cls is None:
+        return None
+    found = blocked_network_of(ipaddress.ip_address(address), settings)
+    if found is not None:
+        blocked, on_list = found
+        policy_entry: dict[str, Any] = {
+            "address": address,
+            "category": "blocked-by-policy",
+            "network": str(blocked),
+            "place": "a network your organisation's policy blocks"
+            if on_list is None
+            else f"{blocked}, on your blocklist {on_list.describe()}",
+        }
+        if on_list is not None:
+            policy_entry.update(feed_evidence(on_list))
+        return policy_entry
+    if cls.globally_reachable or _is_allowed(address, cls, settings):
+        return None
+    effective = cls.effective
+    entry: dict[str, Any] = {
+        "address": address,
+        "category": effective.category,
+        "network": effective.network,
+        "place": _place(effective),
+    }
+    if cls.via is not None:
+        entry["via"] = cls.via
+        entry["reaches"] = effective.address
+    return entry
+
+
+def _private_resolution_message(res: Resolution, flagged: list[dict[str, Any]]) -> str:
+    """UV220's message: where the name leads, and the public answers it mixes in."""
     public = [a for a in res.addresses if a not in {f["address"] for f in flagged}]
     listed = ", ".join(
         f"{f['address']} ({'= ' + f['reaches'] + ', ' if 'reaches' in f else ''}{f['place']})"
@@ -159,15 +183,7 @@ def private_address_resolution(url: ParsedURL | None, ctx: CheckContext) -> Iter
             f" It also gives the public address {', '.join(public)}: a name that mixes public"
             " and private answers is how DNS rebinding attacks reach inside a network."
         )
-    yield Hit(
-        message,
-        {
-            "host": res.name,
-            "addresses": list(res.addresses),
-            "flagged": flagged,
-            "cnames": list(res.cnames),
-        },
-    )
+    return message
 
 
 @rule("UV221", "cname-to-internal-name", Severity.HIGH, kind="dns", cwe=918)
@@ -266,13 +282,18 @@ def dns_lookup_failed(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]
     yield Hit(
         f"The DNS lookup of {res.name} failed: {what} ({res.detail}). urlvet could not check"
         " where the link leads.",
-        {
-            "host": res.name,
-            "status": res.status,
-            "detail": res.detail,
-            "addresses": list(res.addresses),
-        },
+        _failed_lookup_evidence(res),
     )
+
+
+def _failed_lookup_evidence(res: Resolution) -> dict[str, Any]:
+    """The evidence of a lookup that failed or timed out: what came back, and why not more."""
+    return {
+        "host": res.name,
+        "status": res.status,
+        "detail": res.detail,
+        "addresses": list(res.addresses),
+    }
 
 
 @rule("UV224", "dns-timeout", Severity.MEDIUM, kind="dns")
@@ -301,12 +322,7 @@ def dns_timeout(url: ParsedURL | None, ctx: CheckContext) -> Iterator[Hit]:
     yield Hit(
         f"DNS did not answer in time for {res.name}, so urlvet could not check where the link"
         f" leads.{partial}",
-        {
-            "host": res.name,
-            "status": res.status,
-            "detail": res.detail,
-            "addresses": list(res.addresses),
-        },
+        _failed_lookup_evidence(res),
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, BinaryIO, NoReturn, TextIO
 
 import click
 
@@ -30,6 +30,7 @@ from urlvet.errors import UrlvetError
 
 if TYPE_CHECKING:
     from urlvet.audit.command import AuditRun
+    from urlvet.policy import Policy
 
 _AUDIT_FORMATS = ("text", "json", "jsonl", "sarif", "github", "html")
 
@@ -163,23 +164,37 @@ def audit_cmd(
         colour=use_colour(no_color),
         progress=not no_progress and verbosity() >= 0,
         verbosity=verbosity(),
-        spark_master=spark_master,
     )
-    _run(policy, run)
+    _run(policy, run, spark_master)
 
 
-def _run(policy: Any, run: AuditRun) -> NoReturn:
-    """Run the audit and exit with its code; run as a process of its own, the process ends
-    at once, without freeing the audit's caches one by one."""
+def audit_on(
+    policy: Policy, run: AuditRun, stdout: BinaryIO, stderr: TextIO, spark_master: str | None
+) -> int:
+    """Run the audit with the strategy the command line picks: on Spark at ``spark_master``
+    when one is given (the session this starts is stopped after), else the audit's own.
+    Returns the exit code; raises what :func:`urlvet.audit.command.run_audit` and
+    :func:`urlvet.spark.strategy.spark_strategy` raise."""
     from urlvet.audit.command import run_audit
 
+    if spark_master is None:
+        return run_audit(policy, run, stdout, stderr)
+    from urlvet.spark.strategy import spark_strategy
+
+    with spark_strategy(spark_master, policy, run.options) as strategy:
+        return run_audit(policy, run, stdout, stderr, strategy)
+
+
+def _run(policy: Policy, run: AuditRun, spark_master: str | None) -> NoReturn:
+    """Run the audit and exit with its code; run as a process of its own, the process ends
+    at once, without freeing the audit's caches one by one."""
     own_process = click.get_current_context().find_root().obj is OWN_PROCESS
     if own_process:
         from urlvet.audit.pipeline import bulk_gc_to_the_end
 
         bulk_gc_to_the_end()
     try:
-        code = run_audit(policy, run, click.get_binary_stream("stdout"), sys.stderr)
+        code = audit_on(policy, run, click.get_binary_stream("stdout"), sys.stderr, spark_master)
     except UrlvetError as exc:
         fail(str(exc))
     if own_process:

@@ -669,42 +669,8 @@ def run_job(
         _fail(str(exc))
     if not overwrite and _local_path_exists(output):
         _fail(_EXISTS.format(output=output))  # said before Spark starts, not by Spark
-    try:
-        import pandas  # noqa: F401
-        import pyarrow  # noqa: F401
-        from pyspark.errors import PySparkException
-        from pyspark.sql import SparkSession
-    except ImportError as exc:
-        _fail(
-            f"the Spark job needs {exc.name} (urlvet's spark extra): pip install pyspark pandas pyarrow"
-        )
-    spark_errors: tuple[type[BaseException], ...] = (PySparkException,)
-    try:
-        from py4j.protocol import Py4JError
-
-        spark_errors = (*spark_errors, Py4JError)
-    except ImportError:
-        pass
-    # Under spark-submit or a Databricks task the JVM and its session exist already (and
-    # are not ours to stop); launched by `python -m`, this process starts Spark and stops it.
-    launched_here = "PYSPARK_GATEWAY_PORT" not in os.environ
-    created = False
-    try:
-        spark = SparkSession.getActiveSession()
-        if spark is None:
-            builder = SparkSession.builder.appName("urlvet")
-            if master:
-                builder = builder.master(master)
-            if launched_here and (master is None or master.startswith("local")):
-                # Local workers run this Python, the one that has urlvet (a virtualenv's, not
-                # the first python3 on PATH): the driver reads PYSPARK_PYTHON, the launcher
-                # the setting.
-                os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-                builder = builder.config("spark.pyspark.python", sys.executable)
-            spark = builder.getOrCreate()
-            created = launched_here
-    except spark_errors as exc:
-        _fail(f"cannot start Spark (it needs Java 17 or later, JAVA_HOME): {_spark_message(exc)}")
+    spark_errors = _spark_errors()
+    spark, created = _job_session(master, spark_errors)
     stats: Accumulator[WorkerStats] | None
     try:
         stats = stats_accumulator(spark)
@@ -721,16 +687,7 @@ def run_job(
         if not overwrite and _output_exists(spark, output):
             _fail(_EXISTS.format(output=output))
         frame = audit_frame(spark, source, options, policy=policy, stats=stats)
-        writer = frame.write.mode(writer_mode(overwrite))
-        if options.fmt == "jsonl":
-            writer.text(output)
-            _rename_parts(spark, output, ".txt", ".jsonl")
-        elif options.fmt == "csv":
-            frame.select(*flat_columns()).write.mode(writer_mode(overwrite)).option(
-                "header", True
-            ).csv(output)
-        else:
-            writer.parquet(output)
+        _write_output(spark, frame, output, options.fmt, overwrite)
     except spark_errors as exc:
         _fail(_spark_message(exc))
     except (UrlvetError, PolicyError) as exc:
@@ -740,22 +697,88 @@ def run_job(
             spark.stop()
     summary = stats.value if stats is not None else None
     if summary is not None:
-        decided = ", ".join(
-            f"{summary.decisions.get(d, 0):,} {d}" for d in ("block", "warn", "allow")
+        _print_summary(summary, options.input_kind, output)
+    return summary
+
+
+def _spark_errors() -> tuple[type[BaseException], ...]:
+    """The error classes Spark fails with; exits 2 when the spark extra is not installed."""
+    try:
+        import pandas  # noqa: F401
+        import pyarrow  # noqa: F401
+        from pyspark.errors import PySparkException
+    except ImportError as exc:
+        _fail(
+            f"the Spark job needs {exc.name} (urlvet's spark extra): pip install pyspark pandas pyarrow"
         )
+    spark_errors: tuple[type[BaseException], ...] = (PySparkException,)
+    try:
+        from py4j.protocol import Py4JError
+
+        spark_errors = (*spark_errors, Py4JError)
+    except ImportError:
+        pass
+    return spark_errors
+
+
+def _job_session(
+    master: str | None, spark_errors: tuple[type[BaseException], ...]
+) -> tuple[SparkSession, bool]:
+    """The job's Spark session and whether the job stops it at the end; exits 2 when Spark
+    cannot start."""
+    from pyspark.sql import SparkSession
+
+    # Under spark-submit or a Databricks task the JVM and its session exist already (and
+    # are not ours to stop); launched by `python -m`, this process starts Spark and stops it.
+    launched_here = "PYSPARK_GATEWAY_PORT" not in os.environ
+    try:
+        spark = SparkSession.getActiveSession()
+        if spark is not None:
+            return spark, False
+        builder = SparkSession.builder.appName("urlvet")
+        if master:
+            builder = builder.master(master)
+        if launched_here and (master is None or master.startswith("local")):
+            # Local workers run this Python, the one that has urlvet (a virtualenv's, not
+            # the first python3 on PATH): the driver reads PYSPARK_PYTHON, the launcher
+            # the setting.
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+            builder = builder.config("spark.pyspark.python", sys.executable)
+        return builder.getOrCreate(), launched_here
+    except spark_errors as exc:
+        _fail(f"cannot start Spark (it needs Java 17 or later, JAVA_HOME): {_spark_message(exc)}")
+
+
+def _write_output(
+    spark: SparkSession, frame: DataFrame, output: str, fmt: str, overwrite: bool
+) -> None:
+    """Write the job's records to ``output`` in ``fmt`` (jsonl, csv or parquet)."""
+    if fmt == "jsonl":
+        frame.write.mode(writer_mode(overwrite)).text(output)
+        _rename_parts(spark, output, ".txt", ".jsonl")
+    elif fmt == "csv":
+        frame.select(*flat_columns()).write.mode(writer_mode(overwrite)).option("header", True).csv(
+            output
+        )
+    else:
+        frame.write.mode(writer_mode(overwrite)).parquet(output)
+
+
+def _print_summary(summary: WorkerStats, input_kind: str, output: str) -> None:
+    """The job's figures and warnings, on stderr."""
+    decided = ", ".join(f"{summary.decisions.get(d, 0):,} {d}" for d in ("block", "warn", "allow"))
+    print(
+        f"urlvet: {summary.rows:,} URLs ({input_kind}) to {output}: {decided}",
+        file=sys.stderr,
+    )
+    for reason, n in sorted(summary.skipped.items()):
+        print(f"urlvet: warning: {n:,} input lines skipped: {reason}", file=sys.stderr)
+    if summary.invalid_servers:
         print(
-            f"urlvet: {summary.rows:,} URLs ({options.input_kind}) to {output}: {decided}",
+            f"urlvet: warning: {summary.invalid_servers:,} URLs had a server value that is not "
+            "a server URL and were vetted without a server",
             file=sys.stderr,
         )
-        for reason, n in sorted(summary.skipped.items()):
-            print(f"urlvet: warning: {n:,} input lines skipped: {reason}", file=sys.stderr)
-        if summary.invalid_servers:
-            print(
-                f"urlvet: warning: {summary.invalid_servers:,} URLs had a server value that is not "
-                "a server URL and were vetted without a server",
-                file=sys.stderr,
-            )
-    return summary
 
 
 _EXISTS = "{output} already exists: use --overwrite to replace it"

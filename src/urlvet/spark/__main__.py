@@ -1,4 +1,5 @@
-"""``python -m urlvet.spark INPUT OUTPUT ...``: the Spark job's command line (in urlvet.cli)."""
+"""``python -m urlvet.spark INPUT OUTPUT ...``: an entry script that runs the Spark job's command
+line, which lives with the others in urlvet.cli (nothing imports this module)."""
 
 from urlvet.cli import spark_main
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from urlvet.audit.output.redact import (
@@ -12,7 +12,6 @@ from urlvet.audit.output.redact import (
     redact,
     redact_data,
     secrets_in,
-    tail_may_hold_secrets,
 )
 
 
@@ -81,44 +80,16 @@ def test_redact_never_raises_and_is_idempotent(text: str) -> None:
     assert redact(once, secrets_in(once)) == once
 
 
-def test_the_quick_tail_test_knows_every_credential_name() -> None:
-    from urlvet.audit.output.redact import _EXACT_NAMES, _NAME_WORDS
+def test_every_credential_name_is_a_secret_name() -> None:
+    from urlvet.audit.output.redact import _EXACT_NAMES
 
     parts = ["token", "secret", "passw", "signature", "credential", "apikey", "api-key"]
     parts += ["api_key", "privatekey", "private-key", "private_key", "session"]
     for name in [*_EXACT_NAMES, *parts, "My_Session_Id", "X-API-KEY", "\u212aey", "t%6Fken"]:
-        assert is_secret_name(name) or "%" in name, name
-        assert _NAME_WORDS.search(name.lower()), name
-        assert tail_may_hold_secrets(f"/p?a=1&{name}=v"), name
-    assert not tail_may_hold_secrets("/data/0?id=0&page=0")
-    assert not tail_may_hold_secrets("/tokens/secret")  # no parameter at all
+        assert is_secret_name(name), name
     # A credential word in the path, or a '%' in a value, makes no parameter a secret's.
     sign_in = "/oauth2/authorize?client_id=1&state=2&redirect_uri=https%3A%2F%2Fa.example%2Fcb"
     assert not secrets_in("https://idp.example" + sign_in)
-    assert not tail_may_hold_secrets(sign_in)
-    assert not tail_may_hold_secrets("/api/keys/session?page=2")
-    assert tail_may_hold_secrets("/p;jsessionid=1")
-    assert tail_may_hold_secrets("/p?a=1#access_token=x")
-
-
-_NAME_PIECES = ["token", "Token", "t%6Fken", "id", "code", "auth", "oauth2", "session",
-                "pass", "page", "api_key", "sig", "x", "0", "_", "-", "%3D", "%"]  # fmt: skip
-_PARAMETERS = st.lists(
-    st.tuples(
-        st.sampled_from(["?", "&", "#", ";", "/", ""]),
-        st.lists(st.sampled_from(_NAME_PIECES), max_size=3).map("".join),
-        st.sampled_from(["=", ""]),
-        st.sampled_from(["", "v", "abc123", "a%3Db", "https%3A%2F%2Fa.example%2F", "x/y"]),
-    ),
-    max_size=6,
-)
-
-
-@settings(max_examples=300)
-@given(_PARAMETERS)
-def test_the_quick_tail_test_never_misses_what_the_redactor_finds(
-    parameters: list[tuple[str, str, str, str]],
-) -> None:
-    tail = "/" + "".join("".join(parameter) for parameter in parameters)
-    if secrets_in("https://example.com" + tail):
-        assert tail_may_hold_secrets(tail), tail
+    assert not secrets_in("https://example.com/api/keys/session?page=2")
+    assert secrets_in("https://example.com/p;jsessionid=1") == {"1"}
+    assert secrets_in("https://example.com/p?a=1#access_token=x") == {"x"}

@@ -39,16 +39,18 @@ class GithubWriter:
     def __init__(self, stream: TextIO, info: RunInfo) -> None:
         self.stream = stream
         self.info = info
-        self._messages: dict[int, tuple[Record, tuple[str, str, str]]] = {}
+        # Keyed by the record itself (immutable, compared by value): an annotation depends
+        # on nothing else when no finding is accepted.
+        self._messages: dict[Record, tuple[str, str, str]] = {}
 
     def start(self) -> None:
         """Nothing to write first."""
 
     def _parts(self, record: Record, accepted: frozenset[str]) -> tuple[str, str, str] | None:
         if not accepted:
-            cached = self._messages.get(id(record))
+            cached = self._messages.get(record)
             if cached is not None:
-                return cached[1]
+                return cached
         findings = [f for f in record.findings if f.code not in accepted]
         top = max((f.severity.rank for f in findings), default=-1)
         decision = self.info.level(top)
@@ -63,7 +65,7 @@ class GithubWriter:
         if not accepted:
             if len(self._messages) > 4096:
                 self._messages.clear()
-            self._messages[id(record)] = (record, parts)
+            self._messages[record] = parts
         return parts
 
     def occurrence(self, occ: Occurrence, record: Record, accepted: frozenset[str]) -> None:

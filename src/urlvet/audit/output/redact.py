@@ -72,14 +72,6 @@ _NAME_PARTS = re.compile(
 # A parameter in a query or a fragment: the separator, the name, '=', the value. The value
 # stops where a URL in running text would (quotes, angle brackets, whitespace).
 _PARAM = re.compile(r"(?P<head>[?&#;](?P<name>[^=&#;?\s/\"'<>]{1,128})=)(?P<value>[^&#;\s\"'<>]*)")
-# Every credential name, lower-cased, holds one of these (a test holds each of _EXACT_NAMES
-# and _NAME_PARTS to it); a name with '%' may decode to one.
-_WORDS = r"pass|pwd|tok|key|secr|code|sig|auth|jwt|otp|sas|assert|cred|sess|%"
-_NAME_WORDS = re.compile(_WORDS)
-# A parameter name: where _PARAM can start a parameter, the characters _PARAM allows in a name
-# and more, then '='. Possessive, so that a start that fails gives up at once: each name is
-# read once, and the words are looked for in the names found (see tail_may_hold_secrets).
-_PARAM_NAME = re.compile(r"[?&#;]([^=&#;?\s]*+)=")
 # Every pattern below that reads a scheme starts only where a run of scheme characters starts
 # (its digits and signs before the first letter are taken with it): from any later letter
 # of the run the match would go on the same way and fail the same way, and trying each of
@@ -115,20 +107,6 @@ def looks_like_token(text: str) -> bool:
         and any(c.isupper() for c in t)
         and any(c.islower() for c in t)
     )
-
-
-def tail_may_hold_secrets(tail: str) -> bool:
-    """False when no parameter of ``tail`` (the path, query and fragment of a URL with no
-    user info) can have a credential name: a quick test that rules out most URLs before
-    :func:`secrets_in` reads them. It looks for a parameter name (after '?', '&', '#' or ';'
-    and before '=') that holds a part of a credential name, in lower case as
-    :func:`is_secret_name` compares names, or a '%' that may encode one: it may say True of
-    a URL without a secret, never False of one with a secret. A word in the path
-    (``/oauth2/authorize``) or a '%' in a value (an encoded ``redirect_uri``) is no reason."""
-    if "=" not in tail:
-        return False
-    search = _NAME_WORDS.search
-    return any(search(m.group(1)) for m in _PARAM_NAME.finditer(tail.lower()))
 
 
 def _password_spans(text: str) -> list[tuple[int, int, int]]:

@@ -97,7 +97,7 @@ class SarifWriter:
         self._first = True
         self._notifications: list[dict[str, Any]] = []
         self._dropped_notifications = 0
-        self._parts: dict[int, tuple[Record, tuple[str, tuple[tuple[str, str], ...]]]] = {}
+        self._parts: dict[Record, tuple[str, tuple[tuple[str, str], ...]]] = {}
         self._locations = lru_cache(maxsize=256)(self._artifact)
 
     def start(self) -> None:
@@ -134,11 +134,11 @@ class SarifWriter:
 
     def _results(self, record: Record) -> tuple[str, tuple[tuple[str, str], ...]]:
         # Once per record: the snippet's JSON, and per finding (code, the JSON members before
-        # "locations"). Keyed by id(record); the entry holds the record, so the id is not
-        # reused while it is cached.
-        cached = self._parts.get(id(record))
+        # "locations"). Keyed by the record itself (immutable, compared by value): what is
+        # written depends on nothing else, and an equal record gets the same parts.
+        cached = self._parts.get(record)
         if cached is not None:
-            return cached[1]
+            return cached
         url = record.normalised_url
         parts = (
             _dumps(record.url),
@@ -146,7 +146,7 @@ class SarifWriter:
         )
         if len(self._parts) >= 8192:
             self._parts.clear()
-        self._parts[id(record)] = (record, parts)
+        self._parts[record] = parts
         return parts
 
     def _result_head(self, record: Record, f: FindingRow, url: str) -> str:
