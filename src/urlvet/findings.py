@@ -63,9 +63,14 @@ class FrozenEvidence(dict[str, Any]):
     TypeError: a verdict, its findings and their evidence are shared by the engine's caches
     and handed to every caller that asks about the same URL."""
 
-    __slots__ = ()
+    __slots__ = ("json_as_written", "json_redacted")
     __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse
     __ior__ = _refuse
+
+    json_as_written: str
+    """Its JSON, once a writer made it (the evidence never changes, so neither does it)."""
+    json_redacted: str
+    """Its JSON with credentials redacted (what secrets its own strings show), once made."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Pickled as its items (pool and Spark workers send findings back): the default for

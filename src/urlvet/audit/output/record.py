@@ -16,7 +16,7 @@ from json.encoder import encode_basestring_ascii
 from typing import Any, NamedTuple
 
 from urlvet.audit.output.redact import redact, redact_data, secrets_in
-from urlvet.findings import Decision, Finding, Severity, Verdict
+from urlvet.findings import Decision, Finding, FrozenEvidence, Severity, Verdict
 
 
 class FindingRow(NamedTuple):
@@ -80,37 +80,43 @@ def record_from_verdict(
     if redact_secrets:
         if _may_hold_secrets(url):
             secrets = secrets_in(url)
-        if _may_hold_secrets(href) and href != url:
-            secrets |= secrets_in(href)  # type: ignore[arg-type]
-    redacting = bool(secrets)
-    if redacting:
+        if href is not None and href != url and _may_hold_secrets(href):
+            secrets |= secrets_in(href)
+    if secrets:
         url = redact(url, secrets)
         href = redact(href, secrets) if href is not None else None
-    rows = tuple(
-        FindingRow(f.code, f.name, f.severity, redact(f.message, secrets), f.cwe)
-        if redact_secrets and (redacting or _may_hold_secrets(f.message))
-        else FindingRow(f.code, f.name, f.severity, f.message, f.cwe)
-        for f in verdict.findings
-    )
+    findings = verdict.findings
+    messages = [
+        redact(f.message, secrets)
+        if redact_secrets and (secrets or _may_hold_secrets(f.message))
+        else f.message
+        for f in findings
+    ]
     normalised = href if href is not None else url
     if not redact_secrets and _may_hold_secrets(normalised):
         normalised = redact(normalised, secrets_in(normalised))
     body = ""
     if with_json:
-        body = _verdict_json(verdict, url, href, rows, secrets if redact_secrets else None)
+        body = _verdict_json(verdict, url, href, messages, secrets if redact_secrets else None)
         # The messages now live in the JSON; the JSON writer needs them nowhere else, and a
         # cached record is smaller without a second copy.
-        rows = tuple(r._replace(message="") for r in rows)
+        messages = [""] * len(findings)
+    rows = tuple(
+        [
+            FindingRow(f.code, f.name, f.severity, message, f.cwe)
+            for f, message in zip(findings, messages, strict=True)
+        ]
+    )
     return Record(
-        decision=verdict.decision,
-        findings=rows,
-        url=url,
-        href=href,
-        server=verdict.server,
-        json=body,
-        top_rank=max([r.severity.rank for r in rows]) if rows else -1,
-        codes=tuple([r.code for r in rows]),
-        normalised_url=normalised,
+        verdict.decision,
+        rows,
+        url,
+        href,
+        verdict.server,
+        body,
+        max([f.severity.rank for f in findings]) if findings else -1,
+        tuple([f.code for f in findings]),
+        normalised,
     )
 
 
@@ -118,7 +124,7 @@ def _verdict_json(
     verdict: Verdict,
     url: str,
     href: str | None,
-    rows: tuple[FindingRow, ...],
+    messages: list[str],
     secrets: set[str] | None,
 ) -> str:
     """The members of ``verdict.to_json_dict()``, as JSON without the braces.
@@ -131,7 +137,7 @@ def _verdict_json(
     return (
         f'"url":{encode_basestring_ascii(url)},"href":{_json_text(href)}'
         f',"decision":"{verdict.decision.value}"'
-        f',"findings":{_findings_json(verdict.findings, rows, secrets)}'
+        f',"findings":{_findings_json(verdict.findings, messages, secrets)}'
         f',"host":{_json_text(verdict.host)},"host_unicode":{_json_text(verdict.host_unicode)}'
         f',"host_kind":{_json_text(verdict.host_kind)}'
         f',"registrable_domain":{_json_text(verdict.registrable_domain)}'
@@ -142,27 +148,48 @@ def _verdict_json(
 
 def _findings_json(
     findings: tuple[Finding, ...],
-    rows: tuple[FindingRow, ...],
+    messages: list[str],
     secrets: set[str] | frozenset[str] | None,
 ) -> str:
-    """The JSON array of ``findings``, their messages those of ``rows``; the evidence redacted
-    with ``secrets`` (None: not redacted)."""
+    """The JSON array of ``findings`` with these ``messages``; the evidence redacted with
+    ``secrets`` (None: not redacted)."""
     if not findings:
         return "[]"
     enc = encode_basestring_ascii
     items = []
-    for f, row in zip(findings, rows, strict=True):
-        evidence: Any = f.evidence
-        if secrets is not None and evidence:
-            evidence = redact_data(evidence, secrets)
+    for f, message in zip(findings, messages, strict=True):
         cwe = f.cwe
         items.append(
             f'{{"code":{enc(f.code)},"name":{enc(f.name)},"severity":"{f.severity.value}"'
-            f',"message":{enc(row.message)}'
-            f',"evidence":{_json_value(evidence) if evidence else "{}"}'
+            f',"message":{enc(message)}'
+            f',"evidence":{_evidence_json(f.evidence, secrets)}'
             f',"cwe":{"null" if cwe is None else int(cwe)}}}'
         )
     return "[" + ",".join(items) + "]"
+
+
+def _evidence_json(evidence: Any, secrets: set[str] | frozenset[str] | None) -> str:
+    """The JSON of a finding's evidence, redacted with ``secrets`` (None: as written). The
+    JSON of frozen evidence as written, and redacted of its own secrets only, is kept with
+    it: shared findings are written again and again."""
+    if not evidence:
+        return "{}"
+    frozen = type(evidence) is FrozenEvidence
+    if secrets is None:
+        if frozen:
+            try:
+                return str(evidence.json_as_written)
+            except AttributeError:
+                evidence.json_as_written = made = _json_value(evidence)
+                return made
+        return _json_value(evidence)
+    if secrets or not frozen:
+        return _json_value(redact_data(evidence, secrets))
+    try:
+        return str(evidence.json_redacted)
+    except AttributeError:
+        evidence.json_redacted = made = _json_value(redact_data(evidence, secrets))
+        return made
 
 
 def _json_text(text: str | None) -> str:
