@@ -91,6 +91,14 @@ class URLFacts:
         return found
 
     @property
+    def carried_key(self) -> tuple[tuple[tuple[str, ...], str, str, int], ...]:
+        """What stands for :attr:`carried` in a memo's key: each item's path of parameter
+        names, decoded value, encoding and depth (its target is the value parsed, and its
+        name the path's last). Strings hash once; a parsed target hashes all its fields on
+        every look-up, and a key that held it would keep it alive."""
+        return tuple([(c.path, c.value, c.encoding, c.depth) for c in self.carried])
+
+    @property
     def redirect_position(self) -> int | None:
         """Where a listed redirector page's destination stands in :attr:`carried`, or None."""
         position = self._position

@@ -54,6 +54,10 @@ KeyFn = Callable[[ParsedURL, URLFacts], tuple[Any, ...]]
 """What reads a memo's key (but the server) from a URL's parse and facts."""
 
 
+KEYED_AS = {"carried": "carried_key"}
+"""Facts whose value a memo's key holds in a smaller form that determines it (see
+:attr:`~urlvet.engine.facts.URLFacts.carried_key`)."""
+
 STANDS_FOR = {
     "has_userinfo": ("username", "password"),
     "effective_port": ("scheme", "port"),
@@ -75,7 +79,7 @@ def key_reader(names: tuple[str, ...]) -> KeyFn:
         if n in URL_PARTS and n not in HOST_FACTS:
             fields.update(dict.fromkeys(STANDS_FOR.get(n, (n,))))
     parts = list(fields)
-    derived = [n for n in names if n not in URL_PARTS]
+    derived = [KEYED_AS.get(n, n) for n in names if n not in URL_PARTS]
     read_parts = attrgetter(*parts) if len(parts) > 1 else None
     read_derived = attrgetter(*derived) if len(derived) > 1 else None
 
