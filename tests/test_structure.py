@@ -11,9 +11,9 @@ MAX_FUNCTION_LINES = 80
 """From ``def`` to the function's last line, docstring included."""
 
 KNOWN_LONG = {
-    # url.py, engine/, checks/base.py and audit/output/record.py are being made faster
+    # url/, engine/, checks/base.py and audit/output/record.py are being made faster
     # function by function; their long functions are split there, then leave this list.
-    "url.py: _components",
+    "url/__init__.py: _components",
 }
 """Functions still over the limit, as "file: qualified name"; the test fails on any other,
 and on one of these once it is short (so that the list only shrinks)."""
