@@ -13,7 +13,7 @@ MAX_FUNCTION_LINES = 80
 KNOWN_LONG = {
     # url/, engine/, checks/base.py and audit/output/record.py are being made faster
     # function by function; their long functions are split there, then leave this list.
-    "url/__init__.py: _components",
+    "url/parsing.py: _components",
 }
 """Functions still over the limit, as "file: qualified name"; the test fails on any other,
 and on one of these once it is short (so that the list only shrinks)."""

@@ -1,4 +1,4 @@
-"""url.py: urlvet parses a URL exactly as a browser will open it.
+"""urlvet.url: urlvet parses a URL exactly as a browser will open it.
 
 The oracle is the web-platform-tests URL suite (as synced by ada-url): every vector's href and
 host, and every vector a browser refuses. Then the site (registrable domain, PSL private

@@ -9,621 +9,77 @@ The registrable domain (the "site") and the public suffix come from tldextract's
 snapshot of the Public Suffix List (see ``psl.py``), private section included, so that
 ``a.github.io`` and ``b.github.io`` are different sites. The suffix list is never fetched and
 nothing is written to disk.
+
+One module a job, this package's namespace their public names:
+
+- :mod:`~urlvet.url.hosts`: a host's Unicode form and site, the walk over its parents;
+- :mod:`~urlvet.url.parsing`: the WHATWG parse, :class:`ParsedURL`, :func:`normalize_domain`;
+- :mod:`~urlvet.url.query`: form decoding and a query's name/value pairs;
+- :mod:`~urlvet.url.carried`: the URLs carried in a query, at any depth.
 """
 
 from __future__ import annotations
 
-import base64
-import ipaddress
-import re
-from dataclasses import dataclass, fields
-from enum import Enum
-from functools import lru_cache
-from typing import Any
-
-from ada_url import URL, idna_to_unicode
-
-try:  # ada-url's cffi binding: one C call per component, without the URL class's overhead.
-    from ada_url._ada_wrapper import ffi as _ffi
-    from ada_url._ada_wrapper import lib as _lib
-except ImportError:  # pragma: no cover - a future ada-url that moves its binding
-    _lib = None
-
-from urlvet import psl
-from urlvet.errors import InputError
-from urlvet.memo import memo_size
-
-SPECIAL_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp", "file"})
-_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
-
-
-class HostKind(str, Enum):
-    """What the host of a parsed URL is."""
-
-    DOMAIN = "domain"
-    IPV4 = "ipv4"
-    IPV6 = "ipv6"
-    OPAQUE = "opaque"
-    """A host of a non-special scheme, which browsers do not resolve as a web host."""
-    EMPTY = "empty"
-    """No host at all (``javascript:``, ``data:``, ``file:///``)."""
-
-
-class InvalidURL(InputError):
-    """The URL is one a browser refuses to open."""
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedURL:
-    """A URL as a browser sees it. Every field is derived from the WHATWG parse."""
-
-    raw: str
-    """The input exactly as given."""
-    href: str
-    """The normalised URL: what the browser opens and what a consent screen must show."""
-    scheme: str
-    """The scheme in lower case, without the colon."""
-    username: str
-    """The percent-encoded username, or ''."""
-    password: str
-    """The percent-encoded password, or ''."""
-    host: str
-    """The host in A-label (punycode) form; IPv6 without brackets; '' when there is none."""
-    host_unicode: str
-    """The host with each valid A-label decoded to Unicode (equal to host otherwise)."""
-    host_kind: HostKind
-    """domain, ipv4, ipv6, opaque or empty."""
-    port: int | None
-    """The explicit port, or None when the URL uses the scheme's default."""
-    pathname: str
-    """The path as the browser will request it."""
-    search: str
-    """The query with its leading '?', or ''."""
-    hash: str
-    """The fragment with its leading '#', or ''."""
-    registrable_domain: str | None
-    """The site: public suffix plus one label, A-label, no trailing dot; None for IPs etc."""
-    public_suffix: str | None
-    """The public suffix of the host (ICANN or private section), or None."""
-    suffix_is_private: bool
-    """True when the public suffix comes from the PSL's private section (github.io...)."""
-    ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None
-    """The address when the host is an IP literal."""
-
-    @property
-    def has_userinfo(self) -> bool:
-        """True when the URL carries a username or a password."""
-        return bool(self.username or self.password)
-
-    @property
-    def is_special(self) -> bool:
-        """True for the schemes the WHATWG standard treats as special (http, https, ...)."""
-        return self.scheme in SPECIAL_SCHEMES
-
-    @property
-    def effective_port(self) -> int | None:
-        """The port the browser will connect to."""
-        return self.port if self.port is not None else _DEFAULT_PORTS.get(self.scheme)
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        """The host's labels (A-label form) without a trailing empty label."""
-        if self.host_kind is not HostKind.DOMAIN:
-            return ()
-        return tuple(self.host.rstrip(".").split("."))
-
-    @property
-    def host_for_display(self) -> str:
-        """The host as a person would read it (Unicode), bracketed when IPv6."""
-        if self.host_kind is HostKind.IPV6:
-            return f"[{self.host}]"
-        return self.host_unicode
-
-
-def site_of(host: str) -> tuple[str | None, str | None, bool]:
-    """Registrable domain, public suffix and whether the suffix is from the private section.
-
-    ``host`` is an A-label domain; a trailing dot is ignored.
-    """
-    registrable, suffix, private = psl.split(host)
-    return registrable or None, suffix or None, private
-
-
-def to_unicode(host: str) -> str:
-    """Decode each A-label of a host to Unicode; labels that do not decode are kept as-is.
-
-    The URL Standard keeps an all-ASCII host with an invalid A-label (``xn--a``, ``xn--1ug``
-    which is a lone ZERO WIDTH JOINER, ``xn--7ba`` which is an upper-case letter) as it is,
-    and so do browsers; such a label must never be shown decoded, or the consent screen
-    would show invisible or mapped characters. ada-url's ToUnicode revalidates each decoded
-    label (UTS #46) and keeps the A-label when it is invalid; tests pin that.
-    """
-    if "xn--" not in host:
-        return host
-    try:
-        return str(idna_to_unicode(host))
-    except (ValueError, UnicodeError):
-        return host
-
-
-def parse(raw: str, base: str | None = None) -> ParsedURL:
-    """Parse ``raw`` as a browser's address bar would, or relative to ``base`` when given.
-
-    Raises :class:`InvalidURL` when a browser would refuse the URL.
-    """
-    if not isinstance(raw, str):
-        raise InvalidURL(f"a URL must be text, not {type(raw).__name__}")
-    if base is not None and not isinstance(base, str):
-        raise InvalidURL(f"a base URL must be text, not {type(base).__name__}")
-    parts = _components(raw, base)
-    if parts is None:
-        raise InvalidURL(_refusal_reason(raw))
-    (
-        href,
-        protocol,
-        hostname,
-        host_type,
-        port_text,
-        username,
-        password,
-        pathname,
-        search,
-        fragment,
-    ) = parts
-
-    scheme = protocol[:-1].lower()
-    ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None = None
-    if host_type == 1:
-        kind = HostKind.IPV4
-        ip = ipaddress.IPv4Address(hostname)
-        host = hostname
-    elif host_type == 2:
-        kind = HostKind.IPV6
-        host = hostname.strip("[]")
-        ip = ipaddress.IPv6Address(host)
-    elif not hostname:
-        kind = HostKind.EMPTY
-        host = ""
-    elif scheme in SPECIAL_SCHEMES:
-        kind = HostKind.DOMAIN
-        host = hostname
-    else:
-        kind = HostKind.OPAQUE
-        host = hostname
-
-    registrable = suffix = None
-    private = False
-    host_unicode = host
-    if kind is HostKind.DOMAIN:
-        host_unicode, registrable, suffix, private = _domain_facts(host)
-
-    return new_parsed(
-        raw,
-        href,
-        scheme,
-        username,
-        password,
-        host,
-        host_unicode,
-        kind,
-        int(port_text) if port_text else None,
-        pathname,
-        search,
-        fragment,
-        registrable,
-        suffix,
-        private,
-        ip,
-    )
-
-
-# A frozen dataclass's __init__ sets each of the sixteen fields through object.__setattr__, a
-# sizeable share of parsing a URL; the slots' own descriptors set them directly. The fields
-# are taken from the class, in order, so that the two cannot drift apart (a test builds both
-# ways and compares).
-# Unrolled rather than a loop over the setters, half the cost again; unpacking them here
-# fails at import should the class gain or lose a field.
-_SLOT_SETTERS = tuple(ParsedURL.__dict__[f.name].__set__ for f in fields(ParsedURL))
-(_S0, _S1, _S2, _S3, _S4, _S5, _S6, _S7, _S8, _S9, _S10, _S11, _S12, _S13, _S14, _S15) = (
-    _SLOT_SETTERS
+# Besides the public names, the memos the differential tests inspect (``name as name``: their
+# sizes when memos are off, what they keep), reachable where they were before the split.
+from urlvet.url.carried import (
+    CARRIED_PARAMETER_KEPT_LENGTH,
+    CARRIED_PARAMETERS_KEPT,
+    CARRIED_SCHEMES,
+    MAX_CARRIED,
+    MAX_CARRIED_DEPTH,
+    MAX_CARRIED_LENGTH,
+    MAX_DECODE_ROUNDS,
+    CarriedURL,
+    carried_urls,
+    may_carry,
 )
+from urlvet.url.carried import _kept_carried_parameter as _kept_carried_parameter
+from urlvet.url.carried import _kept_first_item as _kept_first_item
+from urlvet.url.hosts import (
+    HOST_FACTS_CACHE_SIZE,
+    MAX_DOMAIN_LENGTH,
+    first_parent_dot,
+    site_of,
+    to_unicode,
+)
+from urlvet.url.hosts import _domain_facts as _domain_facts
+from urlvet.url.parsing import (
+    SPECIAL_SCHEMES,
+    HostKind,
+    InvalidURL,
+    ParsedURL,
+    new_parsed,
+    normalize_domain,
+    parse,
+)
+from urlvet.url.query import form_decode, percent_decode, query_params, query_values
 
-
-def new_parsed(
-    v0: Any,
-    v1: Any,
-    v2: Any,
-    v3: Any,
-    v4: Any,
-    v5: Any,
-    v6: Any,
-    v7: Any,
-    v8: Any,
-    v9: Any,
-    v10: Any,
-    v11: Any,
-    v12: Any,
-    v13: Any,
-    v14: Any,
-    v15: Any,
-) -> ParsedURL:
-    """``ParsedURL(v0, ..., v15)``, the fields in the class's order, without the frozen
-    dataclass's ``__init__`` (which sets each field with object.__setattr__): for the
-    parser and the engine, which build one for every URL and every new host."""
-    url: ParsedURL = object.__new__(ParsedURL)
-    _S0(url, v0)
-    _S1(url, v1)
-    _S2(url, v2)
-    _S3(url, v3)
-    _S4(url, v4)
-    _S5(url, v5)
-    _S6(url, v6)
-    _S7(url, v7)
-    _S8(url, v8)
-    _S9(url, v9)
-    _S10(url, v10)
-    _S11(url, v11)
-    _S12(url, v12)
-    _S13(url, v13)
-    _S14(url, v14)
-    _S15(url, v15)
-    return url
-
-
-HOST_FACTS_CACHE_SIZE = 65_536
-"""Domain hosts whose Unicode form and site :func:`parse` keeps. Logs spread over tens of
-thousands of hosts; an entry is four short strings."""
-
-
-# Hosts repeat across URLs far more than URLs do, and decoding A-labels and the suffix lookup
-# are a good part of parsing one: a bounded memo of this pure function (thread-safe in CPython).
-@lru_cache(maxsize=memo_size(HOST_FACTS_CACHE_SIZE))
-def _domain_facts(host: str) -> tuple[str, str | None, str | None, bool]:
-    """The Unicode form, registrable domain, public suffix and private flag of a domain host."""
-    return (to_unicode(host), *site_of(host))
-
-
-_Components = tuple[str, str, str, int, str, str, str, str, str, str]
-
-
-def _components(raw: str, base: str | None = None) -> _Components | None:
-    """The WHATWG components of ``raw`` (against ``base``), or None when a browser refuses it."""
-    try:
-        data = raw.encode("utf-8")
-        base_data = base.encode("utf-8") if base is not None else None
-    except UnicodeEncodeError:
-        return None
-    if _lib is None:  # pragma: no cover
-        try:
-            u = URL(raw, base=base)
-            return (
-                u.href,
-                u.protocol,
-                u.hostname,
-                int(u.host_type),
-                u.port,
-                u.username,
-                u.password,
-                u.pathname,
-                u.search,
-                u.hash,
-            )
-        except (ValueError, UnicodeError):
-            return None
-    if base_data is None:
-        obj = _lib.ada_parse(data, len(data))
-    else:
-        obj = _lib.ada_parse_with_base(data, len(data), base_data, len(base_data))
-    try:
-        if not _lib.ada_is_valid(obj):
-            return None
-        href = _text(_lib.ada_get_href(obj))
-        host_type = int(_lib.ada_get_host_type(obj))
-        has_port = bool(_lib.ada_has_port(obj))
-        # Most URLs carry no credentials: one has_* call saves two getters and their copies
-        # (which give "" when there are none).
-        if _lib.ada_has_credentials(obj):
-            username = _text(_lib.ada_get_username(obj))
-            password = _text(_lib.ada_get_password(obj))
-        else:
-            username = password = ""
-        protocol = href[: href.index(":") + 1]
-        special = protocol[:-1] in SPECIAL_SCHEMES
-        if not special:
-            hostname = _text(_lib.ada_get_hostname(obj))
-            port = _text(_lib.ada_get_port(obj)) if has_port else ""
-            pathname = _text(_lib.ada_get_pathname(obj))
-    finally:
-        _lib.ada_free(obj)
-    # The other parts are read off the serialised URL, a C call and a copy cheaper each. By the
-    # URL Standard's serialisation the scheme ends at the first ":", the fragment starts at the
-    # first "#" and the query at the first "?" before it, since no earlier part holds either
-    # character unencoded; the getters give "" for a bare "?" or "#". A special URL (http,
-    # https, ws, wss, ftp, file) is then "scheme://", the credentials and "@" if any (no "@"
-    # inside them), the host, ":port" if any, and a path that starts with "/" (none before).
-    fragment_at = href.find("#")
-    before_fragment = href if fragment_at < 0 else href[:fragment_at]
-    fragment = href[fragment_at:] if 0 <= fragment_at < len(href) - 1 else ""
-    query_at = before_fragment.find("?")
-    search = before_fragment[query_at:] if 0 <= query_at < len(before_fragment) - 1 else ""
-    if special:
-        authority_at = len(protocol) + 2
-        path_at = href.index("/", authority_at)
-        host_and_port = href[authority_at:path_at].rpartition("@")[2]
-        if has_port:
-            hostname, _, port = host_and_port.rpartition(":")
-        else:
-            hostname, port = host_and_port, ""
-        pathname = before_fragment[path_at:query_at] if query_at >= 0 else before_fragment[path_at:]
-    return (
-        href,
-        protocol,
-        hostname,
-        host_type,
-        port,
-        username,
-        password,
-        pathname,
-        search,
-        fragment,
-    )
-
-
-def _text(value: Any) -> str:
-    length = value.length
-    return _ffi.unpack(value.data, length).decode("utf-8") if length else ""
-
-
-def normalize_domain(text: str) -> str:
-    """A domain as a browser spells it: lower case, A-labels, no trailing dot.
-
-    For domains in policies. Raises ValueError when ``text`` is not a domain a browser
-    would accept as a host (IP addresses included: they are not domains).
-    """
-    value = text.strip().rstrip(".")
-    if not value or any(c in value for c in "/:@?#[]\\ \t\n\r"):
-        raise ValueError(f"{text!r} is not a domain name")
-    try:
-        url = parse(f"https://{value}/")
-    except InvalidURL as exc:
-        raise ValueError(f"{text!r} is not a valid domain name: {exc}") from None
-    if url.host_kind is not HostKind.DOMAIN:
-        raise ValueError(f"{text!r} is an IP address, not a domain name")
-    host = url.host.rstrip(".")
-    if len(host) > MAX_DOMAIN_LENGTH:
-        raise ValueError(
-            f"{text[:40]!r}... is {len(host)} characters long in A-label form: a DNS name has "
-            f"at most {MAX_DOMAIN_LENGTH}"
-        )
-    return host
-
-
-MAX_DOMAIN_LENGTH = 253
-"""The longest DNS name (RFC 1035, without the trailing dot). Policy domains are held to it, so
-the walks over a host's parents start at the first parent this short: a browser accepts longer
-hosts, but none of their longer tails can equal a listed domain."""
-
-
-def first_parent_dot(name: str, limit: int = MAX_DOMAIN_LENGTH) -> int:
-    """The dot before the longest parent of ``name`` at most ``limit`` characters long (-1: none).
-
-    ``name[dot + 1:]`` is that parent; the walks then go on with ``name.find(".", dot + 1)``.
-    """
-    return name.find(".", max(0, len(name) - limit - 1))
-
-
-def _refusal_reason(raw: str) -> str:
-    """A best-effort, plain-language reason why a browser refuses ``raw``."""
-    stripped = raw.strip(
-        "\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f"
-        "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f "
-    )
-    if not stripped:
-        return "the URL is empty"
-    if ":" not in stripped:
-        return "the URL has no scheme (a browser needs an absolute URL here)"
-    if "\x00" in raw:
-        return "the URL contains a NUL byte in a place a browser refuses"
-    if any(0xD800 <= ord(c) <= 0xDFFF for c in raw):
-        return "the URL contains an unpaired surrogate (invalid Unicode)"
-    return "a browser would refuse this URL (invalid host, port or syntax)"
-
-
-_PERCENT = re.compile(rb"%([0-9A-Fa-f]{2})")
-
-
-def form_decode(text: str) -> str:
-    """application/x-www-form-urlencoded decoding (URL Standard): '+' is a space, then
-    percent-decoding of the UTF-8 bytes, invalid sequences replaced."""
-    raw = text.replace("+", " ").encode("utf-8", "surrogatepass")
-    if b"%" in raw:
-        raw = _PERCENT.sub(lambda m: bytes((int(m.group(1), 16),)), raw)
-    return raw.decode("utf-8", "replace")
-
-
-def query_params(search: str) -> list[tuple[str, str]]:
-    """The name/value pairs of a query (with or without its '?'), decoded as a server
-    decodes a form-encoded query."""
-    out = []
-    for part in search.removeprefix("?").split("&"):
-        if part:
-            key, _, value = part.partition("=")
-            out.append((form_decode(key), form_decode(value)))
-    return out
-
-
-def query_values(search: str, name: str) -> list[str]:
-    """The values of every ``name`` parameter of a query; names are decoded too, so
-    ``redirect%5Furi`` counts as ``redirect_uri``."""
-    if not search or (name not in search and "%" not in search):
-        return []  # without the name or any escape, no parameter can decode to it
-    return [value for key, value in query_params(search) if key == name]
-
-
-def percent_decode(text: str) -> str:
-    """Percent-decoding of the UTF-8 bytes of ``text`` ('+' stays a '+'), invalid sequences
-    replaced: one more round of decoding for a value that was encoded twice."""
-    if "%" not in text:
-        return text
-    raw = _PERCENT.sub(
-        lambda m: bytes((int(m.group(1), 16),)), text.encode("utf-8", "surrogatepass")
-    )
-    return raw.decode("utf-8", "replace")
-
-
-MAX_CARRIED_DEPTH = 4
-"""How deep :func:`carried_urls` follows URLs carried inside carried URLs."""
-MAX_CARRIED = 16
-"""How many carried URLs :func:`carried_urls` reads from one link, all depths together."""
-MAX_CARRIED_LENGTH = 8192
-"""Longer parameter values are not read as URLs (no browser-bound redirect needs more)."""
-MAX_DECODE_ROUNDS = 3
-"""Rounds of percent-decoding after the first (``%2525`` is three rounds from ``%``)."""
-
-CARRIED_SCHEMES = frozenset({"http", "https", "javascript", "vbscript"})
-"""Schemes a carried value may have to count as a URL: web pages, and the ones a page that
-forwards with script (``location = next``) runs as script. Not ``data:``: browsers refuse to
-open it at the top level when a page navigates there."""
-
-_ENCODED_SCHEME = re.compile(r"^\s*[a-zA-Z][a-zA-Z0-9+.-]{0,30}%(?:25)*3[aA]")
-_SCHEME = re.compile(r"^\s*([a-zA-Z][a-zA-Z0-9+.-]{0,30}):")
-# "a1" and base64url of "http": the way bing.com's click-tracker (/ck/a) writes its target.
-_BASE64_HTTP = re.compile(r"^a1(aHR0c[A-Za-z0-9_-]+)={0,2}$")
-
-
-@dataclass(frozen=True, slots=True)
-class CarriedURL:
-    """An absolute URL written in a query parameter of a link (or of a URL carried in one)."""
-
-    name: str
-    """The parameter's name, decoded."""
-    path: tuple[str, ...]
-    """The names of the parameters from the link down to this one (``("continue", "next")``)."""
-    value: str
-    """The value fully decoded (percent-decoding repeated, base64 undone), as read as a URL."""
-    target: ParsedURL
-    """The value parsed as a browser would."""
-    depth: int
-    """1 for a parameter of the link itself, 2 for one of a URL carried there, and so on."""
-    encoding: str
-    """How the value was written: ``plain``, ``percent-encoded xN`` (N extra rounds), ``base64``."""
-
-
-def carried_urls(url: ParsedURL) -> tuple[CarriedURL, ...]:
-    """Every absolute URL carried in the query of ``url``, and in theirs, at any depth.
-
-    A value counts when, after form decoding, up to :data:`MAX_DECODE_ROUNDS` more rounds of
-    percent-decoding (a value encoded twice, ``https%253A%252F%252F``) or base64url after an
-    ``a1`` prefix (bing.com's click-tracker), it is an absolute URL of a scheme in
-    :data:`CARRIED_SCHEMES`. Bounded: :data:`MAX_CARRIED_DEPTH` levels, :data:`MAX_CARRIED`
-    URLs, values up to :data:`MAX_CARRIED_LENGTH` characters. Breadth first, in query order.
-    """
-    if not url.search or not may_carry(url.search):
-        return ()
-    found: list[CarriedURL] = []
-    queue: list[tuple[ParsedURL, tuple[str, ...]]] = [(url, ())]
-    while queue and len(found) < MAX_CARRIED:
-        holder, path = queue.pop(0)
-        if not holder.search or not may_carry(holder.search):
-            continue
-        for part in holder.search.removeprefix("?").split("&"):
-            raw_name, _, raw_value = part.partition("=")
-            # Decoded only when the raw value could hold a URL: most values cannot.
-            if len(raw_value) > MAX_CARRIED_LENGTH or not may_carry(raw_value):
-                continue
-            if len(found) >= MAX_CARRIED:
-                break
-            kept = len(raw_name) + len(raw_value) <= CARRIED_PARAMETER_KEPT_LENGTH
-            if kept and not path:
-                # A parameter of the link itself: the item is the same for every link that
-                # has the parameter (it holds nothing of the link), kept with its reading.
-                item = _kept_first_item(raw_name, raw_value)
-                if item is None:
-                    continue
-            else:
-                read = (
-                    _kept_carried_parameter(raw_name, raw_value)
-                    if kept
-                    else _carried_parameter(raw_name, raw_value)
-                )
-                if read is None:
-                    continue
-                name, text, encoding, target = read
-                item = CarriedURL(name, (*path, name), text, target, len(path) + 1, encoding)
-            found.append(item)
-            if item.target.search and item.depth < MAX_CARRIED_DEPTH:
-                queue.append((item.target, item.path))
-    return tuple(found)
-
-
-CARRIED_PARAMETERS_KEPT = 8192
-"""Query parameters whose reading as a carried URL :func:`carried_urls` keeps: links repeat
-their destination parameters (one sign-in callback for thousands of links), and decoding and
-parsing the value is most of reading one."""
-CARRIED_PARAMETER_KEPT_LENGTH = 1024
-"""The longest parameter (name and raw value) whose reading is kept: a query of hostile
-parameters of the longest length read would otherwise have the memo hold hundreds of
-megabytes. Longer ones are read each time."""
-
-
-def _carried_parameter(raw_name: str, raw_value: str) -> tuple[str, str, str, ParsedURL] | None:
-    """The decoded name, the value as an absolute URL, how it was encoded and the URL parsed,
-    of the query parameter ``raw_name=raw_value``; None when its value carries no URL of
-    :data:`CARRIED_SCHEMES`. A pure function of the two strings (the parsed URL is immutable),
-    memoised for parameters up to :data:`CARRIED_PARAMETER_KEPT_LENGTH` long."""
-    decoded = _decode_carried(form_decode(raw_value))
-    if decoded is None:
-        return None
-    text, encoding = decoded
-    try:
-        stripped = text.strip()
-        target = parse(stripped)
-    except InvalidURL:
-        return None
-    if target.scheme not in CARRIED_SCHEMES:
-        return None
-    return form_decode(raw_name), text, encoding, target
-
-
-_kept_carried_parameter = lru_cache(maxsize=memo_size(CARRIED_PARAMETERS_KEPT))(_carried_parameter)
-
-
-@lru_cache(maxsize=memo_size(CARRIED_PARAMETERS_KEPT))
-def _kept_first_item(raw_name: str, raw_value: str) -> CarriedURL | None:
-    """The item of :func:`carried_urls` for the parameter ``raw_name=raw_value`` of the link
-    itself (depth 1), or None when it carries no URL: a pure function of the two strings
-    (the item is immutable), kept as :func:`_kept_carried_parameter` keeps the reading."""
-    read = _kept_carried_parameter(raw_name, raw_value)
-    if read is None:
-        return None
-    name, text, encoding, target = read
-    return CarriedURL(name, (name,), text, target, 1, encoding)
-
-
-def may_carry(search: str) -> bool:
-    """False when no URL can be written in ``search`` (no colon, no escape, no base64 of
-    "http"): a cheap test that rules out most queries before any decoding."""
-    return ":" in search or "%" in search or "aHR0c" in search
-
-
-def _decode_carried(value: str) -> tuple[str, str] | None:
-    """The value as an absolute URL and how it was encoded, or None when it is not one."""
-    text = value.strip()
-    if _SCHEME.match(text):
-        return text, "plain"
-    rounds = 0
-    while rounds < MAX_DECODE_ROUNDS and _ENCODED_SCHEME.match(text):
-        text = percent_decode(text).strip()
-        rounds += 1
-        if _SCHEME.match(text):
-            return text, f"percent-encoded x{rounds + 1}"
-    m = _BASE64_HTTP.match(value.strip())
-    if m:
-        data = m.group(1)
-        try:
-            decoded = base64.urlsafe_b64decode(data + "=" * (-len(data) % 4)).decode("utf-8")
-        except (ValueError, UnicodeDecodeError):
-            return None
-        if _SCHEME.match(decoded):
-            return decoded, "base64"
-    return None
+__all__ = [
+    "CARRIED_PARAMETERS_KEPT",
+    "CARRIED_PARAMETER_KEPT_LENGTH",
+    "CARRIED_SCHEMES",
+    "HOST_FACTS_CACHE_SIZE",
+    "MAX_CARRIED",
+    "MAX_CARRIED_DEPTH",
+    "MAX_CARRIED_LENGTH",
+    "MAX_DECODE_ROUNDS",
+    "MAX_DOMAIN_LENGTH",
+    "SPECIAL_SCHEMES",
+    "CarriedURL",
+    "HostKind",
+    "InvalidURL",
+    "ParsedURL",
+    "carried_urls",
+    "first_parent_dot",
+    "form_decode",
+    "may_carry",
+    "new_parsed",
+    "normalize_domain",
+    "parse",
+    "percent_decode",
+    "query_params",
+    "query_values",
+    "site_of",
+    "to_unicode",
+]
