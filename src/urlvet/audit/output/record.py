@@ -38,7 +38,7 @@ class Record(NamedTuple):
     """The verdict on one distinct (URL, server, message), ready for every output format.
 
     A named tuple: immutable, cheap to build and to pickle. Writers that group by record
-    key on ``id(record)`` while they hold it, not on its (long) value.
+    key on the record itself, compared by value, never on an object's identity.
     """
 
     decision: Decision
