@@ -111,8 +111,9 @@ class DestinationVetter(Protocol):
         """The offline verdict on ``url``, judged on its own (no server), ``depth`` hops in."""
         ...
 
-    def destination_findings(self, url: str, depth: int) -> tuple[Finding, ...]:
-        """The findings of :meth:`vet_destination` (the same, in the same order)."""
+    def destination_findings(self, url: str | ParsedURL, depth: int) -> tuple[Finding, ...]:
+        """The findings of :meth:`vet_destination` (the same, in the same order); ``url``
+        may be given parsed (a carried URL's target), which saves parsing it again."""
         ...
 
 

@@ -192,7 +192,7 @@ def open_redirect(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     counted: list[Finding] = []
     final = target.href
     if destinations is not None:
-        nested = destinations.destination_findings(item.value.strip(), url.hops + 1)
+        nested = destinations.destination_findings(item.target, url.hops + 1)
         counted = _counted(nested)
         if same_site:
             # A hop within the redirector's own site: its pages are judged with the link, but
@@ -272,7 +272,7 @@ def unsafe_destination_in_parameter(url: Facts, ctx: CheckContext) -> Iterator[H
                 continue
             if internal_target(target, ctx) is not None:
                 continue  # UV210 reports it
-        nested = destinations.destination_findings(item.value.strip(), url.hops + 1)
+        nested = destinations.destination_findings(item.target, url.hops + 1)
         counted = _counted(nested)
         if target.host_kind is HostKind.DOMAIN and compared_site(target) == compared_site(url):
             # The site sending you on within itself: its own pages are judged with the link;

@@ -204,7 +204,7 @@ class Vetter:
         """
         return self._finish(self._offline(url, None, None, depth), None)
 
-    def destination_findings(self, url: str, depth: int) -> tuple[Finding, ...]:
+    def destination_findings(self, url: str | ParsedURL, depth: int) -> tuple[Finding, ...]:
         """The findings of :meth:`vet_destination`, all that the redirect rules read of it."""
         findings = self._offline(url, None, None, depth).findings
         if len(findings) > 1:
@@ -214,7 +214,11 @@ class Vetter:
     # -- the offline stage -------------------------------------------------------------------
 
     def _offline(
-        self, url: str | bytes, server: Server | None, message: str | None, hops: int = 0
+        self,
+        url: str | bytes | ParsedURL,
+        server: Server | None,
+        message: str | None,
+        hops: int = 0,
     ) -> _Offline:
         compiled = self._compiled
         facts = facts_of(url, hops, compiled.settings)

@@ -133,7 +133,9 @@ for _name in URL_PARTS:
 
 def facts_of(url: Any, hops: int, settings: CheckSettings) -> URLFacts:
     """The facts of ``url`` as given (text, bytes, anything), ``hops`` redirects deep: read
-    as text, parsed as a browser does when it can be."""
+    as text, parsed as a browser does when it can be; or already parsed (a carried URL)."""
+    if type(url) is ParsedURL:
+        return URLFacts(url.raw, url, None, hops, settings)
     raw, parse_error = as_text(url)
     parsed: ParsedURL | None = None
     if parse_error is None:
