@@ -54,7 +54,18 @@ TEMPLATES = (
     "git://{h}/repo#frag",
     "HTTPS://{h}\\\\@paypal.com/",
     "https://{h}/oauth2/v2/auth",
-    # Plain tails (urlvet.url.plain_split): judged once per head and shape, then reused.
+    # Authorities written so that the text up to the first "/", "?" or "#" (the link memo's
+    # key for a plain authority) is not where the browser's authority ends: a backslash, a
+    # tab, a line break, a slash after "//", a space after the host, a port, user info.
+    "https://{h}\\@paypal.com/",
+    "https://{h}\t/x",
+    "https://{h}\n/x",
+    "https://\t/{h}/",
+    "https:///{h}/",
+    "https://{h} ",
+    "https://{h}:443/?a=1",
+    "https://u@{h}#f",
+    "http://{h}?next=https://{h}/",
     "https://{h}/a/b-c_d.e~f?x=1&y=z#top",
     "http://{h}:8080/static/app.js",
     "https://{h}/?q=1",
@@ -213,6 +224,50 @@ def test_a_rule_reading_a_fact_it_did_not_declare_fails() -> None:
     assert view.scheme == "https"
     with pytest.raises(UndeclaredFact, match="UV102 reads the fact 'host'"):
         _ = view.host
+
+
+GATED_HITS = {
+    "UV211": "http://203.0.113.9/bins/x.sh",
+    "UV215": "https://urldefense.com/v3/__https://paypal-account-verify.com/signin__;!!BhdT!kx1o$",
+    "UV308": "https://microsoft-365-fileshare.s3.amazonaws.com/index.html",
+    "UV407": "https://login.microsoftonline.com/common/oauth2/v2.0/authorize?client_id=1"
+    "&response_type=token&redirect_uri=https%3A%2F%2Ftoken-collector.net%2Fcb",
+}
+"""A URL each rule with a condition on its host (``Rule.when``) reports."""
+
+
+def test_a_condition_on_the_host_sees_only_the_host_facts_its_rule_reads() -> None:
+    from urlvet.checks.base import HOST_FACTS, UndeclaredFact
+    from urlvet.engine.facts import URLFacts
+
+    gated = {code: r for code, r in all_rules().items() if r.when is not None}
+    assert set(GATED_HITS) <= set(gated)
+    settings = Policy().compiled.settings
+    raw = GATED_HITS["UV215"]
+    facts = URLFacts(raw, parse(raw), None, 0, settings)
+    for rule in gated.values():
+        view = rule.when_viewer(facts)
+        with pytest.raises(UndeclaredFact):
+            _ = view.pathname
+        for name in rule.reads & HOST_FACTS:
+            assert getattr(view, name) == getattr(facts, name)
+
+
+def test_rules_with_a_condition_run_where_it_passes_and_find_what_they_find_without_it() -> None:
+    cached, uncached = _pair(
+        {"dns": {"enabled": False}, "urls": {"blocked": [GATED_HITS["UV211"]]}}
+    )
+    for code, url in GATED_HITS.items():
+        for server in (None, "stdio"):
+            got = cached.vet_offline(url, server)
+            assert code in got.codes, (code, got.codes)
+            assert got == uncached.vet_offline(url, server)
+    # In effect: a host that no condition passes keeps none of those rules to run.
+    cached.vet_offline("https://www.example.com/a?next=data:text/html,x")
+    entry = cached.memos["host"]._data[("www.example.com", HostKind.DOMAIN, None)]
+    assert {r.code for r in entry[1]} == {"UV211"}  # the policy lists URLs: UV211 runs anywhere
+    entry = cached.memos["host"]._data[("urldefense.com", HostKind.DOMAIN, None)]
+    assert "UV215" in {r.code for r in entry[1]}
 
 
 def test_a_rule_view_of_a_family_member_holds_the_analysis_facts() -> None:
