@@ -95,7 +95,7 @@ def main() -> None:
         if opts.skip_audit:
             continue
         load = os.getloadavg()[0]
-        name = label.split()[0] + ("_plain" if "plain" in label else "")
+        name = label.split()[0].rstrip(",") + ("_plain" if "plain" in label else "")
         rate, secs, rss = audit(make(opts.lines), name)
         print(
             f"{label:<22} audit --jobs 2: {rate:9,.0f} URLs/s ({secs:.2f} s), "
