@@ -61,17 +61,19 @@ def in_process(urls: list[str]) -> tuple[float, float, int]:
     return statistics.median(hot) / 1e3, statistics.median(first) / 1e3, len(seen)
 
 
-def audit(urls: list[str], name: str) -> tuple[float, float, float]:
-    """(URLs/s, wall s, peak RSS MB of all processes) of the audit with two jobs."""
+def audit(urls: list[str], name: str) -> tuple[float, float, float, float]:
+    """(URLs/s, wall s, peak RSS MB and peak PSS MB of all processes) of the audit with two
+    jobs (the RSS counts the pages the workers share with the process that forked them once
+    in each; the PSS divides them among them)."""
     path = audit_bench.RESULTS / f"mix_{name}.urls"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(urls) + "\n", encoding="utf-8")
     args = ["audit", "--no-dns", "--format", "jsonl", "--jobs", "2", str(path)]
     secs, _, _, code, _ = audit_bench.run(args)
-    _, _, _, _, (total, _) = audit_bench.run(args, tree=True)
+    _, _, _, _, (total, proportional) = audit_bench.run(args, tree=True)
     if code not in (0, 1):
         raise SystemExit(f"urlvet audit exited {code}")
-    return len(urls) / secs, secs, total
+    return len(urls) / secs, secs, total, proportional
 
 
 def main() -> None:
@@ -96,10 +98,10 @@ def main() -> None:
             continue
         load = os.getloadavg()[0]
         name = label.split()[0].rstrip(",") + ("_plain" if "plain" in label else "")
-        rate, secs, rss = audit(make(opts.lines), name)
+        rate, secs, rss, pss = audit(make(opts.lines), name)
         print(
             f"{label:<22} audit --jobs 2: {rate:9,.0f} URLs/s ({secs:.2f} s), "
-            f"peak RSS of all processes {rss:6.1f} MB  load {load:.1f}",
+            f"peak of all processes {rss:6.1f} MB RSS, {pss:6.1f} MB PSS  load {load:.1f}",
             flush=True,
         )
 
