@@ -49,7 +49,7 @@ HOST_CACHE_SIZE = 65_536
 empty for most; 65,536 of them take a few tens of megabytes at most."""
 LINK_MEMO_SIZE = 65_536
 """How many tuples of link facts the link memo keeps (at most the host memo's size)."""
-QUERY_MEMO_SIZE = 65_536
+QUERY_MEMO_SIZE = 16_384
 """How many tuples of facts with the URLs a query carries the query memo keeps (at most the
 host memo's size): a key holds those URLs parsed, a kilobyte or two, and links that carry the
 same URL (one sign-in callback) are few next to those that carry none."""
