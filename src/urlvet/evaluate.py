@@ -29,6 +29,7 @@ from typing import Any
 
 from urlvet.engine import Vetter
 from urlvet.errors import InputError, PolicyError
+from urlvet.files import write_atomically
 from urlvet.findings import Decision
 from urlvet.policy import Policy, merge
 from urlvet.server import Server, as_server
@@ -478,7 +479,8 @@ def write_thresholds(path: str | Path, figures: Mapping[str, Any]) -> None:
     kept = {k: v for k, v in old.items() if k not in ("about", "families")}
     data = {"about": THRESHOLDS_NOTE, **kept, **figures, "families": dict(sorted(families.items()))}
     try:
-        p.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        # Whole or not at all: a thresholds file cut short would fail every later run.
+        write_atomically(p, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
     except OSError as exc:
         raise InputError(f"{p}: cannot write: {exc.strerror or exc}") from None
 
