@@ -117,6 +117,8 @@ class SharedParts:
         self._parts: dict[Any, Any] = {}
 
     def __call__(self, rec: Record) -> Record:
+        if not rec.findings:
+            return rec  # nothing to share: most records
         parts = self._parts
         findings = parts.get(rec.findings)
         if findings is None:
@@ -128,4 +130,8 @@ class SharedParts:
             codes = rec.codes
             if len(parts) < self.LIMIT:
                 parts[codes] = codes
-        return rec._replace(findings=findings, codes=codes)
+        if findings is rec.findings and codes is rec.codes:
+            return rec
+        # Built directly: namedtuple._replace maps over the fields in Python.
+        decision, _, url, href, server, json, top_rank, _, normalised = rec
+        return Record(decision, findings, url, href, server, json, top_rank, codes, normalised)
