@@ -126,6 +126,23 @@ def test_secrets_are_redacted_in_every_format(in_tmp: Path, fmt: str) -> None:
 # -- baselines -----------------------------------------------------------------------------------
 
 
+def test_the_html_report_marks_what_the_baseline_accepts(in_tmp: Path) -> None:
+    urls = in_tmp / "urls.txt"
+    write(urls, "https://10.0.0.1/admin")
+    assert audit("--write-baseline", "baseline.json", "urls.txt")[0] == 0
+    write(urls, "https://10.0.0.1/admin", "https://192.168.1.1/")
+    code, page, _ = audit("--baseline", "baseline.json", "--format", "html", "urls.txt")
+    assert code == 1  # the new finding fails the run
+    rows = {row.split("</tr>")[0] for row in page.split('<tr class="row ')[1:]}
+    old = next(r for r in rows if "10.0.0.1" in r)
+    new = next(r for r in rows if "192.168.1.1" in r)
+    assert "(accepted by the baseline)" in old
+    assert ">baseline</div>" in old
+    assert "accepted by the baseline" not in new
+    assert ">baseline</div>" not in new
+    assert "1 URL occurrences with findings are accepted by the baseline" in page
+
+
 def test_baseline_accepts_known_findings_even_after_lines_move(in_tmp: Path) -> None:
     urls = in_tmp / "urls.txt"
     write(urls, "https://example.com/", "https://10.0.0.1/admin", "http://intranet.corp/")

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from urlvet.audit.report import Summary
     from urlvet.audit.sources import Diagnostic, Occurrence
 
+_BASELINE_MARK = '<div class="muted">baseline</div>'
+ACCEPTED_NOTE = " (accepted by the baseline)"
+"""Said after a finding in the table that the baseline accepts where it stands."""
 DISPLAY_LIMIT = 2000
 """Flagged occurrences (warn and block) listed in the table; the counts cover them all."""
 TOP_ROWS = 15
@@ -138,6 +141,8 @@ class _Row:
     where: str
     url: str
     findings: tuple[str, ...]
+    accepted: bool = False
+    """Every finding of the row is accepted by the baseline (it does not fail the run)."""
 
 
 @dataclass
@@ -205,10 +210,13 @@ class HtmlWriter:
         self._flagged += 1
         if len(self._rows) < DISPLAY_LIMIT:
             findings = tuple(
-                f"{f.code} {f.name} [{f.severity.value}]: {f.message}" for f in record.findings
+                f"{f.code} {f.name} [{f.severity.value}]: {f.message}"
+                + (ACCEPTED_NOTE if f.code in accepted else "")
+                for f in record.findings
             )
             where = f"{occ.path}:{occ.line}:{occ.column}"
-            self._rows.append(_Row(decision, record.codes, where, record.url, findings))
+            whole = bool(accepted) and all(f.code in accepted for f in record.findings)
+            self._rows.append(_Row(decision, record.codes, where, record.url, findings, whole))
 
     def diagnostic(self, diag: Diagnostic) -> None:
         """Keep an input problem for the page (the first :data:`DIAGNOSTICS_SHOWN`)."""
@@ -260,6 +268,11 @@ class HtmlWriter:
             f'<div class="tile {d}"><b>{s.by_decision.get(d, 0):,}</b>{d}</div>' for d in _DECISIONS
         )
         redacted = " Secrets in URLs are redacted." if self.info.redacted else ""
+        if s.accepted:
+            redacted += (
+                f" {s.accepted:,} URL occurrences with findings are accepted by the baseline:"
+                " the table marks them, and they do not fail the run."
+            )
         return (
             '<main><section id="overview"><h1>urlvet audit</h1>'
             f'<p class="muted">{s.sources:,} files, {s.lines:,} lines, {s.urls:,} URL '
@@ -325,7 +338,8 @@ class HtmlWriter:
             )
         rows = "".join(
             f'<tr class="row {r.decision} {" ".join(_SAFE_CLASS.sub("", c) for c in r.codes)}">'
-            f'<td><span class="tag {r.decision}">{r.decision}</span></td>'
+            f'<td><span class="tag {r.decision}">{r.decision}</span>'
+            f"{_BASELINE_MARK if r.accepted else ''}</td>"
             f'<td class="url">{_shown(r.where)}</td><td class="url">{_shown(r.url)}</td>'
             f"<td>{''.join(f'<div>{_h(printable(f, 1000))}</div>' for f in r.findings)}</td></tr>"
             for r in self._rows
