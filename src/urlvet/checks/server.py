@@ -50,9 +50,6 @@ def _trusted_entries(url: ParsedURL, settings: CheckSettings) -> Iterator[tuple[
     if not table or url.host_kind is not HostKind.DOMAIN or url.scheme != "https":
         return
     host = url.host.rstrip(".").lower()
-    tails = settings.trusted_tails
-    if tails is not None and _last_two_labels(host) not in tails:
-        return  # no key ends as the host does
     # The host itself, then "*.parent" for each parent, longest first; walked with slices
     # rather than a list, as up to four rules ask for every URL.
     # Entries are at most MAX_DOMAIN_LENGTH long: a longer host starts at its first parent

@@ -287,7 +287,8 @@ class Vetter:
         found = self._judge(shared.host, facts, ctx)
         if not self._gates:
             return found, shared.gated
-        return found, tuple(r for r in shared.gated if r.when(r.when_viewer(facts), ctx))  # type: ignore[misc]
+        live = tuple(r for r in shared.gated if r.when is None or r.when(r.when_viewer(facts), ctx))
+        return found, live
 
     def _judge_message(self, facts: URLFacts, server: Server | None, message: str) -> list[Finding]:
         """The findings of the rules on the server's message shown beside the URL."""

@@ -174,22 +174,21 @@ def _evidence_json(evidence: Any, secrets: set[str] | frozenset[str] | None) -> 
     it: shared findings are written again and again."""
     if not evidence:
         return "{}"
-    frozen = type(evidence) is FrozenEvidence
+    if type(evidence) is not FrozenEvidence or secrets:
+        return _json_value(evidence if secrets is None else redact_data(evidence, secrets))
+    kept: FrozenEvidence = evidence
+    made: str
     if secrets is None:
-        if frozen:
-            try:
-                return str(evidence.json_as_written)
-            except AttributeError:
-                evidence.json_as_written = made = _json_value(evidence)
-                return made
-        return _json_value(evidence)
-    if secrets or not frozen:
-        return _json_value(redact_data(evidence, secrets))
-    try:
-        return str(evidence.json_redacted)
-    except AttributeError:
-        evidence.json_redacted = made = _json_value(redact_data(evidence, secrets))
+        try:
+            made = kept.json_as_written
+        except AttributeError:
+            kept.json_as_written = made = _json_value(kept)
         return made
+    try:
+        made = kept.json_redacted
+    except AttributeError:
+        kept.json_redacted = made = _json_value(redact_data(kept, secrets))
+    return made
 
 
 def _json_text(text: str | None) -> str:
