@@ -240,6 +240,8 @@ def new_parsed(
 
 
 _Components = tuple[str, str, str, int, str, str, str, str, str, str]
+_OMITTED = 0xFFFFFFFF
+"""ada-url's offset for a part the URL does not have."""
 
 
 def _components(raw: str, base: str | None = None) -> _Components | None:
@@ -260,51 +262,48 @@ def _components(raw: str, base: str | None = None) -> _Components | None:
             return None
         href = _text(_lib.ada_get_href(obj))
         host_type = int(_lib.ada_get_host_type(obj))
-        has_port = bool(_lib.ada_has_port(obj))
+        # Where each part starts and ends in the serialised URL: one C call for all of them,
+        # where a getter per part costs a call and a copy each.
+        at = _lib.ada_get_components(obj)
+        protocol_end, host_start, host_end, port = (
+            at.protocol_end,
+            at.host_start,
+            at.host_end,
+            at.port,
+        )
+        path_at, query_at, fragment_at = at.pathname_start, at.search_start, at.hash_start
         # Most URLs carry no credentials: one has_* call saves two getters and their copies
         # (which give "" when there are none).
         if _lib.ada_has_credentials(obj):
             username = _text(_lib.ada_get_username(obj))
             password = _text(_lib.ada_get_password(obj))
+            host_start += 1  # past the "@" that ends them
         else:
             username = password = ""
-        protocol = href[: href.index(":") + 1]
-        special = protocol[:-1] in SPECIAL_SCHEMES
-        if not special:
-            hostname = _text(_lib.ada_get_hostname(obj))
-            port = _text(_lib.ada_get_port(obj)) if has_port else ""
-            pathname = _text(_lib.ada_get_pathname(obj))
     finally:
         _lib.ada_free(obj)
-    # The other parts are read off the serialised URL, a C call and a copy cheaper each. By the
-    # URL Standard's serialisation the scheme ends at the first ":", the fragment starts at the
-    # first "#" and the query at the first "?" before it, since no earlier part holds either
-    # character unencoded; the getters give "" for a bare "?" or "#". A special URL (http,
-    # https, ws, wss, ftp, file) is then "scheme://", the credentials and "@" if any (no "@"
-    # inside them), the host, ":port" if any, and a path that starts with "/" (none before).
-    fragment_at = href.find("#")
-    before_fragment = href if fragment_at < 0 else href[:fragment_at]
-    fragment = href[fragment_at:] if 0 <= fragment_at < len(href) - 1 else ""
-    query_at = before_fragment.find("?")
-    search = before_fragment[query_at:] if 0 <= query_at < len(before_fragment) - 1 else ""
-    if special:
-        authority_at = len(protocol) + 2
-        path_at = href.index("/", authority_at)
-        host_and_port = href[authority_at:path_at].rpartition("@")[2]
-        if has_port:
-            hostname, _, port = host_and_port.rpartition(":")
-        else:
-            hostname, port = host_and_port, ""
-        pathname = before_fragment[path_at:query_at] if query_at >= 0 else before_fragment[path_at:]
+    # An absent part's offset is ada's "omitted" (the largest 32-bit value); a bare "?" or "#"
+    # reads as "" as its getter gives it.
+    end = len(href)
+    if fragment_at < end:
+        fragment = href[fragment_at:] if fragment_at < end - 1 else ""
+        end = fragment_at
+    else:
+        fragment = ""
+    if query_at < end:
+        search = href[query_at:end] if query_at < end - 1 else ""
+        end = query_at
+    else:
+        search = ""
     return (
         href,
-        protocol,
-        hostname,
+        href[:protocol_end],
+        href[host_start:host_end],
         host_type,
-        port,
+        "" if port == _OMITTED else str(port),
         username,
         password,
-        pathname,
+        href[path_at:end],
         search,
         fragment,
     )
