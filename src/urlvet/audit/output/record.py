@@ -12,11 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 from enum import Enum
+from functools import lru_cache
 from json.encoder import encode_basestring_ascii
 from typing import Any, NamedTuple
 
 from urlvet.audit.output.redact import redact, redact_data, secrets_in
 from urlvet.findings import Decision, Finding, FrozenEvidence, Severity, Verdict
+from urlvet.memo import memo_size
 
 
 class FindingRow(NamedTuple):
@@ -134,16 +136,65 @@ def _verdict_json(
     two equal.
     """
     tls = verdict.tls
+    facts = verdict.__dict__  # the fields, read without a descriptor each
+    tail = (
+        _host_json(
+            facts["host"],
+            facts["host_unicode"],
+            facts["host_kind"],
+            facts["registrable_domain"],
+            facts["server"],
+        )
+        if tls is None
+        else _members_json(
+            facts["host"],
+            facts["host_unicode"],
+            facts["host_kind"],
+            facts["registrable_domain"],
+            facts["server"],
+        )
+        + f',"tls":{_json_value(tls.model_dump(mode="json"))}'
+    )
+    findings = facts["findings"]
     return (
         f'"url":{encode_basestring_ascii(url)},"href":{_json_text(href)}'
-        f',"decision":"{verdict.decision.value}"'
-        f',"findings":{_findings_json(verdict.findings, messages, secrets)}'
-        f',"host":{_json_text(verdict.host)},"host_unicode":{_json_text(verdict.host_unicode)}'
-        f',"host_kind":{_json_text(verdict.host_kind)}'
-        f',"registrable_domain":{_json_text(verdict.registrable_domain)}'
-        f',"server":{_json_text(verdict.server)}'
-        f',"tls":{"null" if tls is None else _json_value(tls.model_dump(mode="json"))}'
+        f',"decision":"{facts["decision"].value}"'
+        f',"findings":{_findings_json(findings, messages, secrets) if findings else "[]"}'
+        f"{tail}"
     )
+
+
+def _members_json(
+    host: str | None,
+    host_unicode: str | None,
+    host_kind: str | None,
+    registrable_domain: str | None,
+    server: str | None,
+) -> str:
+    """The JSON members of a verdict that are facts of its host and its server."""
+    return (
+        f',"host":{_json_text(host)},"host_unicode":{_json_text(host_unicode)}'
+        f',"host_kind":{_json_text(host_kind)}'
+        f',"registrable_domain":{_json_text(registrable_domain)}'
+        f',"server":{_json_text(server)}'
+    )
+
+
+HOST_JSON_KEPT = 16_384
+"""Hosts (with their server) whose JSON members :func:`_host_json` keeps: a log's URLs come
+back to the same hosts again and again, and these members are written for every one."""
+
+
+@lru_cache(maxsize=memo_size(HOST_JSON_KEPT))
+def _host_json(
+    host: str | None,
+    host_unicode: str | None,
+    host_kind: str | None,
+    registrable_domain: str | None,
+    server: str | None,
+) -> str:
+    """:func:`_members_json` and no TLS facts, kept: a pure function of its arguments."""
+    return _members_json(host, host_unicode, host_kind, registrable_domain, server) + ',"tls":null'
 
 
 def _findings_json(
