@@ -4,8 +4,8 @@ A :class:`Vetter` is built once from a policy and shared: it is immutable apart 
 and TLS caches and its memos, which are safe across threads and tasks. The offline part
 of a vet is pure; DNS, when the policy enables it, and the TLS probe, when the policy asks for
 it, are the only I/O, each bounded by the policy's deadline. The stages run in that order:
-offline rules, DNS, then the TLS probe, only for a URL not already blocked and only to an
-address DNS approved.
+offline rules, DNS, then the TLS probe (:mod:`urlvet.engine.online`), only for a URL not
+already blocked and only to an address DNS approved.
 
 The offline rules are shared out by what they declare they read (``Rule.reads``): the rules
 that read only facts of the host are judged once per (host, kind, server); the rules that read
@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
-from urlvet.checks.addresses import NEVER_RESOLVED_TLDS
 from urlvet.checks.base import (
     CheckContext,
     Rule,
@@ -29,6 +28,8 @@ from urlvet.checks.base import (
 )
 from urlvet.engine.facts import URLFacts, facts_of
 from urlvet.engine.memo import Memo
+from urlvet.engine.online import Offline as _Offline
+from urlvet.engine.online import add_dns, add_tls, dns_name, tls_target
 from urlvet.engine.plan import KeyFn, Plan, authority_key_reader, key_reader, plan
 from urlvet.engine.verdicts import (
     finding_of,
@@ -37,11 +38,11 @@ from urlvet.engine.verdicts import (
 )
 from urlvet.findings import Decision, Finding, Verdict
 from urlvet.policy import CompiledPolicy, Policy
-from urlvet.server import Server, as_server, is_loopback_host
+from urlvet.server import Server, as_server
 from urlvet.url import HostKind, ParsedURL
 
 if TYPE_CHECKING:
-    from urlvet.resolve import Resolution, Resolver
+    from urlvet.resolve import Resolver
     from urlvet.tls import Probe, Prober
 
 HOST_CACHE_SIZE = 65_536
@@ -53,15 +54,6 @@ QUERY_MEMO_SIZE = 16_384
 """How many tuples of facts with the URLs a query carries the query memo keeps (at most the
 host memo's size): a key holds those URLs parsed, a kilobyte or two, and links that carry the
 same URL (one sign-in callback) are few next to those that carry none."""
-
-
-class _Offline(NamedTuple):
-    # A tuple rather than a frozen dataclass: built for every URL, and cheaper to build.
-    raw: str
-    url: ParsedURL | None
-    ctx: CheckContext
-    findings: list[Finding]
-    message: str | None
 
 
 class Vetter:
@@ -160,10 +152,12 @@ class Vetter:
         garbage, gets a verdict.
         """
         state = self._offline(url, as_server(server), message)
-        name = self._dns_name(state)
-        resolution = None if name is None else self.resolver.resolve(name)  # type: ignore[union-attr]
-        self._add_dns(state, resolution)
-        target = self._tls_target(state, resolution)
+        compiled = self._compiled
+        resolver = self.resolver
+        name = None if resolver is None else dns_name(compiled, state.url, state.findings)
+        resolution = None if name is None else resolver.resolve(name)  # type: ignore[union-attr]
+        add_dns(compiled, state, resolution)
+        target = tls_target(compiled, state.url, state.findings, resolution)
         probe = None if target is None else self.prober.probe(*target)  # type: ignore[union-attr]
         return self._finish(state, probe)
 
@@ -172,10 +166,12 @@ class Vetter:
     ) -> Verdict:
         """The asyncio twin of :meth:`vet`: DNS lookups do not block the event loop."""
         state = self._offline(url, as_server(server), message)
-        name = self._dns_name(state)
-        resolution = None if name is None else await self.resolver.aresolve(name)  # type: ignore[union-attr]
-        self._add_dns(state, resolution)
-        target = self._tls_target(state, resolution)
+        compiled = self._compiled
+        resolver = self.resolver
+        name = None if resolver is None else dns_name(compiled, state.url, state.findings)
+        resolution = None if name is None else await resolver.aresolve(name)  # type: ignore[union-attr]
+        add_dns(compiled, state, resolution)
+        target = tls_target(compiled, state.url, state.findings, resolution)
         probe = None if target is None else await self.prober.aprobe(*target)  # type: ignore[union-attr]
         return self._finish(state, probe)
 
@@ -301,95 +297,10 @@ class Vetter:
             for hit in rule.check(facts.url, ctx)
         ]
 
-    def _dns_name(self, state: _Offline) -> str | None:
-        """The name to resolve for ``state``'s URL, or None when DNS is off or not wanted."""
-        if self.resolver is None or not self._wants_dns(state):
-            return None
-        assert state.url is not None
-        return state.url.host.rstrip(".")
-
-    def _wants_dns(self, state: _Offline) -> bool:
-        url = state.url
-        if (
-            url is None
-            or url.host_kind is not HostKind.DOMAIN
-            or (url.scheme not in ("http", "https") and not self._probes(url))
-        ):
-            return False
-        if is_loopback_host(url):
-            return False
-        if url.host.rstrip(".").rsplit(".", 1)[-1].lower() in NEVER_RESOLVED_TLDS:
-            return False  # RFC 7686: .onion names are never sent to DNS
-        # Already blocked offline: a lookup would add latency and tell the domain's DNS
-        # operator about the user for nothing.
-        block_at = self._compiled.block_at
-        return not any(f.severity.rank >= block_at for f in state.findings)
-
-    def _add_dns(self, state: _Offline, resolution: Resolution | None) -> None:
-        if resolution is None:
-            return
-        ctx = CheckContext(
-            settings=state.ctx.settings,
-            server=state.ctx.server,
-            raw=state.raw,
-            resolution=resolution,
-            message=state.message,
-        )
-        severities = self._compiled.severities
-        for rule in self._compiled.rules_dns:
-            for hit in rule.check(state.url, ctx):
-                state.findings.append(finding_of(rule, hit, severities.get(rule.code)))
-
-    # -- the TLS stage (after DNS) -----------------------------------------------------------
-
-    def _probes(self, url: ParsedURL) -> bool:
-        return self._compiled.tls_probe and url.scheme in ("https", "wss")
-
-    def _tls_target(
-        self, state: _Offline, resolution: Resolution | None
-    ) -> tuple[str, int, str] | None:
-        """(address, port, host) to probe, or None: only an https:/wss: URL that nothing has
-        blocked, only to an address the DNS answer (or the IP literal) offers and every
-        address of the host may be probed (urlvet.tls.probe_address)."""
-        url = state.url
-        if url is None or not self._probes(url):
-            return None
-        compiled = self._compiled
-        block_at = compiled.block_at
-        if any(f.severity.rank >= block_at for f in state.findings):
-            return None  # nobody will open it: no reason to tell its operator we looked
-        if url.host_kind is HostKind.DOMAIN:
-            if resolution is None or not resolution.ok:
-                return None
-            candidates: tuple[str, ...] = resolution.addresses
-        elif url.host_kind in (HostKind.IPV4, HostKind.IPV6):
-            candidates = (url.host,)
-        else:
-            return None
-        from urlvet.tls import probe_address
-
-        address = probe_address(
-            candidates, compiled.settings.blocked_networks, compiled.tls_probe_networks
-        )
-        if address is None:
-            return None
-        return address, url.port or 443, url.host.rstrip(".")
-
     def _finish(self, state: _Offline, probe: Probe | None = None) -> Verdict:
         findings = state.findings
         if probe is not None:
-            ctx = CheckContext(
-                settings=state.ctx.settings,
-                server=state.ctx.server,
-                raw=state.raw,
-                message=state.message,
-                tls=probe,
-                earlier=frozenset(f.code for f in findings),
-            )
-            severities = self._compiled.severities
-            for rule in self._compiled.rules_tls:
-                for hit in rule.check(state.url, ctx):
-                    findings.append(finding_of(rule, hit, severities.get(rule.code)))
+            add_tls(self._compiled, state, probe)
         if len(findings) > 1:
             findings.sort(key=order)
         decision = self._compiled.decide([f.severity for f in findings])
