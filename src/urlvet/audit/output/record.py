@@ -75,55 +75,71 @@ def record_from_verdict(
     need it. ``with_json=True`` (for the JSON writers) keeps the messages in the JSON only,
     so :attr:`FindingRow.message` is empty there.
     """
-    url, href = verdict.url, verdict.href
+    facts = verdict.__dict__  # the fields, read without a descriptor each
+    url: str = facts["url"]
+    href: str | None = facts["href"]
+    findings: tuple[Finding, ...] = facts["findings"]
     # Only text with '=' or '@' can carry a query secret or userinfo; the secrets found in
     # the URL are also masked where a message quotes them.
-    secrets: set[str] = set()
+    secrets: set[str] = _NONE
     if redact_secrets:
-        if _may_hold_secrets(url):
+        if "=" in url or "@" in url:
             secrets = secrets_in(url)
-        if href is not None and href != url and _may_hold_secrets(href):
-            secrets |= secrets_in(href)
-    if secrets:
-        url = redact(url, secrets)
-        href = redact(href, secrets) if href is not None else None
-    findings = verdict.findings
+        if href is not None and href != url and ("=" in href or "@" in href):
+            secrets = secrets | secrets_in(href)
+        if secrets:
+            url = redact(url, secrets)
+            href = redact(href, secrets) if href is not None else None
+    normalised = href if href is not None else url
+    if not redact_secrets and ("=" in normalised or "@" in normalised):
+        normalised = redact(normalised, secrets_in(normalised))
+    if not findings:  # most records: nothing to redact in messages, no rows
+        body = _verdict_json(facts, url, href, [], None) if with_json else ""
+        return Record(facts["decision"], (), url, href, facts["server"], body, -1, (), normalised)
     messages = [
         redact(f.message, secrets)
         if redact_secrets and (secrets or _may_hold_secrets(f.message))
         else f.message
         for f in findings
     ]
-    normalised = href if href is not None else url
-    if not redact_secrets and _may_hold_secrets(normalised):
-        normalised = redact(normalised, secrets_in(normalised))
     body = ""
     if with_json:
-        body = _verdict_json(verdict, url, href, messages, secrets if redact_secrets else None)
+        body = _verdict_json(facts, url, href, messages, secrets if redact_secrets else None)
         # The messages now live in the JSON; the JSON writer needs them nowhere else, and a
         # cached record is smaller without a second copy.
-        messages = [""] * len(findings)
-    rows = tuple(
-        [
-            FindingRow(f.code, f.name, f.severity, message, f.cwe)
-            for f, message in zip(findings, messages, strict=True)
-        ]
-    )
+        rows = tuple([_row_without_message(f.code, f.name, f.severity, f.cwe) for f in findings])
+    else:
+        rows = tuple(
+            [
+                FindingRow(f.code, f.name, f.severity, message, f.cwe)
+                for f, message in zip(findings, messages, strict=True)
+            ]
+        )
     return Record(
-        verdict.decision,
+        facts["decision"],
         rows,
         url,
         href,
-        verdict.server,
+        facts["server"],
         body,
-        max([f.severity.rank for f in findings]) if findings else -1,
+        max([f.severity.rank for f in findings]),
         tuple([f.code for f in findings]),
         normalised,
     )
 
 
+_NONE: set[str] = set()
+"""No secrets (never added to: every union makes a new set)."""
+
+
+@lru_cache(maxsize=memo_size(1024))
+def _row_without_message(code: str, name: str, severity: Severity, cwe: int | None) -> FindingRow:
+    """The row of a finding whose message lives in the JSON: the same few for every record."""
+    return FindingRow(code, name, severity, "", cwe)
+
+
 def _verdict_json(
-    verdict: Verdict,
+    facts: dict[str, Any],
     url: str,
     href: str | None,
     messages: list[str],
@@ -135,8 +151,7 @@ def _verdict_json(
     than the rest of the record, and so does ``json.dumps`` of the whole. A test keeps the
     two equal.
     """
-    tls = verdict.tls
-    facts = verdict.__dict__  # the fields, read without a descriptor each
+    tls = facts["tls"]
     tail = (
         _host_json(
             facts["host"],
@@ -158,7 +173,7 @@ def _verdict_json(
     findings = facts["findings"]
     return (
         f'"url":{encode_basestring_ascii(url)},"href":{_json_text(href)}'
-        f',"decision":"{facts["decision"].value}"'
+        f',"decision":"{facts["decision"]._value_}"'
         f',"findings":{_findings_json(findings, messages, secrets) if findings else "[]"}'
         f"{tail}"
     )
@@ -211,7 +226,7 @@ def _findings_json(
     for f, message in zip(findings, messages, strict=True):
         cwe = f.cwe
         items.append(
-            f'{{"code":{enc(f.code)},"name":{enc(f.name)},"severity":"{f.severity.value}"'
+            f'{{"code":{enc(f.code)},"name":{enc(f.name)},"severity":"{f.severity._value_}"'
             f',"message":{enc(message)}'
             f',"evidence":{_evidence_json(f.evidence, secrets)}'
             f',"cwe":{"null" if cwe is None else int(cwe)}}}'

@@ -153,7 +153,8 @@ def secrets_in(text: str) -> set[str]:
         for m in _USERNAME.finditer(text):
             if looks_like_token(m.group("value")):
                 found.add(m.group("value"))
-    found |= {unquote(s) for s in found}
+    if found:
+        found |= {unquote(s) for s in found}
     return found
 
 
