@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
 from urlvet.checks.base import Hit, Rule
 from urlvet.findings import Decision, Finding, Severity, Verdict, frozen_evidence
 
@@ -12,7 +14,14 @@ if TYPE_CHECKING:
     from urlvet.tls import Probe
     from urlvet.url import ParsedURL
 
-_VERDICT_FIELDS = frozenset(Verdict.model_fields)
+# One set of field names for every verdict the engine builds, as for findings (below): the
+# model is frozen, so pydantic never adds to it (a copy gets a set of its own).
+_VERDICT_FIELDS: set[str] = set(Verdict.model_fields)
+# The model's slots, set through their own descriptors: object.__setattr__ looks each up.
+_SET_DICT = object.__setattr__
+_SET_FIELDS_SET = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
+_SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def built_verdict(values: dict[str, Any]) -> Verdict:
@@ -21,10 +30,10 @@ def built_verdict(values: dict[str, Any]) -> Verdict:
     pydantic's validation would set them but without the validation round-trip, a good part of
     the cost of a verdict (a test compares the two)."""
     verdict: Verdict = object.__new__(Verdict)
-    object.__setattr__(verdict, "__dict__", values)
-    object.__setattr__(verdict, "__pydantic_fields_set__", set(_VERDICT_FIELDS))
-    object.__setattr__(verdict, "__pydantic_extra__", None)
-    object.__setattr__(verdict, "__pydantic_private__", None)
+    _SET_DICT(verdict, "__dict__", values)
+    _SET_FIELDS_SET(verdict, _VERDICT_FIELDS)
+    _SET_EXTRA(verdict, None)
+    _SET_PRIVATE(verdict, None)
     return verdict
 
 
@@ -56,9 +65,9 @@ def finding_of(rule: Rule, hit: Hit, override: Severity | None) -> Finding:
             "cwe": rule.cwe,
         },
     )
-    object.__setattr__(finding, "__pydantic_fields_set__", _FINDING_FIELDS)
-    object.__setattr__(finding, "__pydantic_extra__", None)
-    object.__setattr__(finding, "__pydantic_private__", None)
+    _SET_FIELDS_SET(finding, _FINDING_FIELDS)
+    _SET_EXTRA(finding, None)
+    _SET_PRIVATE(finding, None)
     return finding
 
 
