@@ -228,17 +228,15 @@ class Vetter:
             live: tuple[Rule, ...] = ()
             if shared.host or shared.gated:
                 key = (parsed.host, parsed.host_kind, server)
-                on_host, live = self._host_memo.get(key, lambda: self._judge_host(facts, ctx))
+                on_host, live = self._host_memo.get(key, self._judge_host, facts, ctx)
                 findings.extend(on_host)
             if shared.link:
                 link_key = (server, self._link_key(parsed, facts))
-                findings.extend(
-                    self._link_memo.get(link_key, lambda: self._judge(shared.link, facts, ctx))
-                )
+                findings.extend(self._link_memo.get(link_key, self._judge, shared.link, facts, ctx))
             if shared.query:
                 query_key = (server, self._query_key(parsed, facts))
                 findings.extend(
-                    self._query_memo.get(query_key, lambda: self._judge(shared.query, facts, ctx))
+                    self._query_memo.get(query_key, self._judge, shared.query, facts, ctx)
                 )
             self._run(shared.text, facts, ctx, findings)
             if live:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from urlvet.memo import memo_size
 
@@ -42,14 +42,15 @@ class Memo(Generic[K, V]):
         self._data: OrderedDict[K, V] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: K, compute: Callable[[], V]) -> V:
-        """The value kept for ``key``, or ``compute()`` kept for it."""
+    def get(self, key: K, compute: Callable[..., V], *args: Any) -> V:
+        """The value kept for ``key``, or ``compute(*args)`` kept for it (the arguments
+        passed along rather than bound in a closure: one is made for every look-up)."""
         found = self._data.get(key, _MISSING)
         if found is not _MISSING:
             self.hits += 1
             return found  # type: ignore[return-value]
         self.misses += 1
-        value = compute()
+        value = compute(*args)
         if self.size:
             with self._lock:
                 if len(self._data) >= self.size:
