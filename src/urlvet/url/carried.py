@@ -31,6 +31,9 @@ _ENCODED_SCHEME = re.compile(r"^\s*[a-zA-Z][a-zA-Z0-9+.-]{0,30}%(?:25)*3[aA]")
 _SCHEME = re.compile(r"^\s*([a-zA-Z][a-zA-Z0-9+.-]{0,30}):")
 # "a1" and base64url of "http": the way bing.com's click-tracker (/ck/a) writes its target.
 _BASE64_HTTP = re.compile(r"^a1(aHR0c[A-Za-z0-9_-]+)={0,2}$")
+# A '%' that starts no escape (it stays a '%'), or an escape of '%', ':', a digit or a letter:
+# what may_carry must see to let a value with escapes through (see its docstring).
+_MAY_DECODE_TO_URL = re.compile(r"%(?![0-9A-Fa-f]{2})|%(?:25|3[0-9Aa]|[46][1-9A-Fa-f]|[57][0-9Aa])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,9 +146,21 @@ def _kept_first_item(raw_name: str, raw_value: str) -> CarriedURL | None:
 
 
 def may_carry(search: str) -> bool:
-    """False when no URL can be written in ``search`` (no colon, no escape, no base64 of
-    "http"): a cheap test that rules out most queries before any decoding."""
-    return ":" in search or "%" in search or "aHR0c" in search
+    """False when no value in ``search`` (a query, or one parameter's raw value) can be read
+    as a URL: a cheap test that rules out most queries and values before any decoding.
+
+    Exact in one direction: a value is read as a URL only when, decoded, it holds a colon
+    (``scheme:``), a '%' (a scheme encoded again, ``https%253A``) or base64 of "http"
+    (``aHR0c``). Form decoding makes a colon only of ``:`` or ``%3A``, a '%' only of ``%25``
+    or a '%' that starts no escape, and the letters of ``aHR0c`` only of themselves or of
+    escapes of letters and digits. Without any of those in the raw text, no decoding (of
+    any number of rounds) reaches a URL: ``utm_campaign=news%20letter``, ``a%2Fb``, ``caf%C3%A9``
+    are never decoded."""
+    return (
+        ":" in search
+        or "aHR0c" in search
+        or ("%" in search and _MAY_DECODE_TO_URL.search(search) is not None)
+    )
 
 
 def _decode_carried(value: str) -> tuple[str, str] | None:
