@@ -137,8 +137,10 @@ _kept_carried_parameter = lru_cache(maxsize=memo_size(CARRIED_PARAMETERS_KEPT))(
 def _kept_first_item(raw_name: str, raw_value: str) -> CarriedURL | None:
     """The item of :func:`carried_urls` for the parameter ``raw_name=raw_value`` of the link
     itself (depth 1), or None when it carries no URL: a pure function of the two strings
-    (the item is immutable), kept as :func:`_kept_carried_parameter` keeps the reading."""
-    read = _kept_carried_parameter(raw_name, raw_value)
+    (the item is immutable). Read with :func:`_carried_parameter`, not its kept twin: a
+    parameter of the link is kept here once, with its reading, and a value met only once
+    (a click-tracker's destination) costs one memo entry, not two."""
+    read = _carried_parameter(raw_name, raw_value)
     if read is None:
         return None
     name, text, encoding, target = read
