@@ -31,9 +31,13 @@ _ENCODED_SCHEME = re.compile(r"^\s*[a-zA-Z][a-zA-Z0-9+.-]{0,30}%(?:25)*3[aA]")
 _SCHEME = re.compile(r"^\s*([a-zA-Z][a-zA-Z0-9+.-]{0,30}):")
 # "a1" and base64url of "http": the way bing.com's click-tracker (/ck/a) writes its target.
 _BASE64_HTTP = re.compile(r"^a1(aHR0c[A-Za-z0-9_-]+)={0,2}$")
-# A '%' that starts no escape (it stays a '%'), or an escape of '%', ':', a digit or a letter:
-# what may_carry must see to let a value with escapes through (see its docstring).
-_MAY_DECODE_TO_URL = re.compile(r"%(?![0-9A-Fa-f]{2})|%(?:25|3[0-9Aa]|[46][1-9A-Fa-f]|[57][0-9Aa])")
+# A '%' that starts no escape of a byte other than '%', ':', a digit or a letter: one that
+# starts no escape at all (it stays a '%') or an escape of one of those. What may_carry must
+# see to let a value with escapes through (see its docstring); written as what follows a '%'
+# that is harmless, so that the scan tries one look-ahead per '%'.
+_MAY_DECODE_TO_URL = re.compile(
+    r"%(?![0189A-Fa-f][0-9A-Fa-f]|2[0-46-9A-Fa-f]|3[B-Fb-f]|[46]0|[57][B-Fb-f])"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +67,13 @@ def carried_urls(url: ParsedURL) -> tuple[CarriedURL, ...]:
     :data:`CARRIED_SCHEMES`. Bounded: :data:`MAX_CARRIED_DEPTH` levels, :data:`MAX_CARRIED`
     URLs, values up to :data:`MAX_CARRIED_LENGTH` characters. Breadth first, in query order.
     """
-    if not url.search or not may_carry(url.search):
+    if not _may_carry_query(url.search):
         return ()
     found: list[CarriedURL] = []
     queue: list[tuple[ParsedURL, tuple[str, ...]]] = [(url, ())]
     while queue and len(found) < MAX_CARRIED:
         holder, path = queue.pop(0)
-        if not holder.search or not may_carry(holder.search):
+        if not _may_carry_query(holder.search):
             continue
         for part in holder.search.removeprefix("?").split("&"):
             raw_name, _, raw_value = part.partition("=")
@@ -163,6 +167,15 @@ def may_carry(search: str) -> bool:
         or "aHR0c" in search
         or ("%" in search and _MAY_DECODE_TO_URL.search(search) is not None)
     )
+
+
+def _may_carry_query(search: str) -> bool:
+    """:func:`may_carry` for a whole query, its scan bounded: a query longer than any value
+    that is read is let through and tested value by value, where a value too long to read
+    is passed over by its length alone."""
+    if len(search) > MAX_CARRIED_LENGTH:
+        return ":" in search or "%" in search or "aHR0c" in search
+    return bool(search) and may_carry(search)
 
 
 def _decode_carried(value: str) -> tuple[str, str] | None:
