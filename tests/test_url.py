@@ -459,13 +459,17 @@ def test_carried_urls_stop_at_a_count() -> None:
 def test_only_short_carried_parameters_are_kept_in_memory() -> None:
     from urlvet import url as url_module
 
-    kept = url_module._kept_carried_parameter
-    kept.cache_clear()
-    short = parse("https://a.example/cb?redirect_uri=https%3A%2F%2Fapp.example%2Fcb")
-    assert [c.target.host for c in carried_urls(short)] == ["app.example"]
-    assert kept.cache_info().currsize == 1
-    # A hostile name as long as the URL limit allows: read, and not kept.
+    first, deeper = url_module._kept_first_item, url_module._kept_carried_parameter
+    first.cache_clear()
+    deeper.cache_clear()
+    nested = "%3Fnext%3Dhttps%253A%252F%252Fb.example"
+    short = parse(f"https://a.example/cb?redirect_uri=https%3A%2F%2Fapp.example%2Fcb{nested}")
+    assert [c.target.host for c in carried_urls(short)] == ["app.example", "b.example"]
+    # One entry each: the link's parameter with its item, the nested one with its reading.
+    assert (first.cache_info().currsize, deeper.cache_info().currsize) == (1, 1)
+    # Hostile names as long as the URL limit allows: read, and not kept.
     name = "n" * (url_module.CARRIED_PARAMETER_KEPT_LENGTH + 1)
-    long = parse(f"https://a.example/cb?{name}=https%3A%2F%2Fother.example%2F")
-    assert [c.target.host for c in carried_urls(long)] == ["other.example"]
-    assert kept.cache_info().currsize == 1
+    nested = f"%3F{name}%3Dhttps%253A%252F%252Fc.example"
+    long = parse(f"https://a.example/cb?{name}=https%3A%2F%2Fother.example%2F{nested}")
+    assert [c.target.host for c in carried_urls(long)] == ["other.example", "c.example"]
+    assert (first.cache_info().currsize, deeper.cache_info().currsize) == (1, 1)

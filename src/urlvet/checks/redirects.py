@@ -179,9 +179,9 @@ def open_redirect(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     `https://www.google.com/url?q=https://xn--pypal-4ve.com/signin`,
     `https://www.bing.com/ck/a?...&u=a1aHR0cHM6Ly9ldmlsLmV4YW1wbGUv`.
     """
-    if url is None or url.host_kind is not HostKind.DOMAIN or not url.carried:
-        return
-    item = redirector_destination(url, ctx)
+    # Only a listed redirector page (a domain's) has a destination: most links have none,
+    # and its position, read once per link, says so before anything else is read.
+    item = None if url is None else redirector_destination(url, ctx)
     if item is None:
         return
     target = item.target

@@ -31,6 +31,13 @@ _ENCODED_SCHEME = re.compile(r"^\s*[a-zA-Z][a-zA-Z0-9+.-]{0,30}%(?:25)*3[aA]")
 _SCHEME = re.compile(r"^\s*([a-zA-Z][a-zA-Z0-9+.-]{0,30}):")
 # "a1" and base64url of "http": the way bing.com's click-tracker (/ck/a) writes its target.
 _BASE64_HTTP = re.compile(r"^a1(aHR0c[A-Za-z0-9_-]+)={0,2}$")
+# A '%' that starts no escape of a byte other than '%', ':', a digit or a letter: one that
+# starts no escape at all (it stays a '%') or an escape of one of those. What may_carry must
+# see to let a value with escapes through (see its docstring); written as what follows a '%'
+# that is harmless, so that the scan tries one look-ahead per '%'.
+_MAY_DECODE_TO_URL = re.compile(
+    r"%(?![0189A-Fa-f][0-9A-Fa-f]|2[0-46-9A-Fa-f]|3[B-Fb-f]|[46]0|[57][B-Fb-f])"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,13 +67,13 @@ def carried_urls(url: ParsedURL) -> tuple[CarriedURL, ...]:
     :data:`CARRIED_SCHEMES`. Bounded: :data:`MAX_CARRIED_DEPTH` levels, :data:`MAX_CARRIED`
     URLs, values up to :data:`MAX_CARRIED_LENGTH` characters. Breadth first, in query order.
     """
-    if not url.search or not may_carry(url.search):
+    if not _may_carry_query(url.search):
         return ()
     found: list[CarriedURL] = []
     queue: list[tuple[ParsedURL, tuple[str, ...]]] = [(url, ())]
     while queue and len(found) < MAX_CARRIED:
         holder, path = queue.pop(0)
-        if not holder.search or not may_carry(holder.search):
+        if not _may_carry_query(holder.search):
             continue
         for part in holder.search.removeprefix("?").split("&"):
             raw_name, _, raw_value = part.partition("=")
@@ -134,8 +141,10 @@ _kept_carried_parameter = lru_cache(maxsize=memo_size(CARRIED_PARAMETERS_KEPT))(
 def _kept_first_item(raw_name: str, raw_value: str) -> CarriedURL | None:
     """The item of :func:`carried_urls` for the parameter ``raw_name=raw_value`` of the link
     itself (depth 1), or None when it carries no URL: a pure function of the two strings
-    (the item is immutable), kept as :func:`_kept_carried_parameter` keeps the reading."""
-    read = _kept_carried_parameter(raw_name, raw_value)
+    (the item is immutable). Read with :func:`_carried_parameter`, not its kept twin: a
+    parameter of the link is kept here once, with its reading, and a value met only once
+    (a click-tracker's destination) costs one memo entry, not two."""
+    read = _carried_parameter(raw_name, raw_value)
     if read is None:
         return None
     name, text, encoding, target = read
@@ -143,9 +152,30 @@ def _kept_first_item(raw_name: str, raw_value: str) -> CarriedURL | None:
 
 
 def may_carry(search: str) -> bool:
-    """False when no URL can be written in ``search`` (no colon, no escape, no base64 of
-    "http"): a cheap test that rules out most queries before any decoding."""
-    return ":" in search or "%" in search or "aHR0c" in search
+    """False when no value in ``search`` (a query, or one parameter's raw value) can be read
+    as a URL: a cheap test that rules out most queries and values before any decoding.
+
+    Exact in one direction: a value is read as a URL only when, decoded, it holds a colon
+    (``scheme:``), a '%' (a scheme encoded again, ``https%253A``) or base64 of "http"
+    (``aHR0c``). Form decoding makes a colon only of ``:`` or ``%3A``, a '%' only of ``%25``
+    or a '%' that starts no escape, and the letters of ``aHR0c`` only of themselves or of
+    escapes of letters and digits. Without any of those in the raw text, no decoding (of
+    any number of rounds) reaches a URL: ``utm_campaign=news%20letter``, ``a%2Fb``, ``caf%C3%A9``
+    are never decoded."""
+    return (
+        ":" in search
+        or "aHR0c" in search
+        or ("%" in search and _MAY_DECODE_TO_URL.search(search) is not None)
+    )
+
+
+def _may_carry_query(search: str) -> bool:
+    """:func:`may_carry` for a whole query, its scan bounded: a query longer than any value
+    that is read is let through and tested value by value, where a value too long to read
+    is passed over by its length alone."""
+    if len(search) > MAX_CARRIED_LENGTH:
+        return ":" in search or "%" in search or "aHR0c" in search
+    return bool(search) and may_carry(search)
 
 
 def _decode_carried(value: str) -> tuple[str, str] | None:
