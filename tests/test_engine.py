@@ -270,6 +270,52 @@ def test_rules_with_a_condition_run_where_it_passes_and_find_what_they_find_with
     assert "UV215" in {r.code for r in entry[1]}
 
 
+def test_a_rule_that_needs_a_fact_finds_nothing_without_it() -> None:
+    # The engine skips a stage whose rules all need a fact on a URL without it: each
+    # declaration is held to the rule's own answers, on every URL of corpus/, of the external
+    # corpora and of the host variants where the fact is empty, from every kind of server,
+    # under the default and a rich policy.
+    from urlvet.engine.facts import facts_of
+    from urlvet.server import as_server
+
+    needing = [r for r in all_rules().values() if r.needs is not None]
+    assert {r.code for r in needing} >= {"UV210", "UV213", "UV214", "UV406"}
+    cases = load_cases(default_corpus_files())
+    urls = [c.url for c in cases]
+    urls += host_variants(urls) + external_inputs()
+    checked = 0
+    for policy in (Policy(dns={"enabled": False}), Policy.model_validate(RICH_POLICY)):
+        vetter = Vetter(policy, host_cache_size=0)
+        settings = policy.compiled.settings
+        contexts = [vetter._context_for(as_server(s)) for s in SERVERS]
+        for url in urls:
+            facts = facts_of(url, 0, settings)
+            if facts.url is None:
+                continue
+            for rule in needing:
+                if getattr(facts, rule.needs):  # type: ignore[arg-type]
+                    continue
+                for ctx in contexts:
+                    assert list(rule.check(rule.viewer(facts), ctx)) == [], (rule.code, url)
+                    checked += 1
+    assert checked > 100_000
+
+
+def test_a_stage_whose_rules_need_a_missing_fact_is_skipped_and_only_with_memos_on() -> None:
+    from urlvet.checks.base import rule as declare_rule
+    from urlvet.findings import Severity
+
+    cached, uncached = _pair({"dns": {"enabled": False}})
+    assert cached._plan.query_needs == "carried"
+    cached.vet_offline("https://www.example.com/a?utm_source=news%20letter")
+    assert len(cached.memos["query"]) == 0  # nothing carried: the query rules never ran
+    cached.vet_offline("https://www.example.com/a?next=https%3A%2F%2Fexample.net%2F")
+    assert len(cached.memos["query"]) == 1
+    assert uncached._query_needed is None  # every memo off: every stage runs
+    with pytest.raises(ValueError, match="needs 'carried', which it does not declare"):
+        declare_rule("UV999", "t", Severity.LOW, reads={"host"}, needs="carried")
+
+
 def test_a_rule_view_of_a_family_member_holds_the_analysis_facts() -> None:
     member = all_rules()["UV303"]
     assert member.analysis is not None

@@ -373,6 +373,7 @@ def internal_target(target: ParsedURL, ctx: CheckContext) -> str | None:
         "carried",
         "redirect_position",
     },
+    needs="carried",
 )
 def internal_target_in_parameter(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A query parameter that holds a URL inside the user's network.

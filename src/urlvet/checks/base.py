@@ -400,6 +400,9 @@ class Rule:
     to find anything, a test of the facts of the host it reads (see :func:`rule`)."""
     when_viewer: type[FactView] = field(default=FactView, repr=False, compare=False)
     """The class of the views :attr:`when` is handed: the facts of the host the rule reads."""
+    needs: str | None = None
+    """A fact the rule reads and finds nothing without: on a URL where it is empty (false),
+    the rule finds nothing (see :func:`rule`)."""
 
     @property
     def host_only(self) -> bool:
@@ -463,6 +466,7 @@ def rule(
     cwe: int | None = None,
     reads: Iterable[str] = (),
     when: WhenFn | None = None,
+    needs: str | None = None,
 ) -> Callable[[CheckFn], CheckFn]:
     """Register a check under ``code``. Its docstring is the rule's documentation.
 
@@ -479,10 +483,18 @@ def rule(
     per host and runs the rule only on the hosts it passes; with every memo off
     (``URLVET_MEMOS=off``) the rule runs everywhere, so that the differential tests hold the
     test to the rule's own answer.
+
+    ``needs``: a fact of ``reads`` that the rule finds nothing without (the URLs a query
+    carries, for the rules on redirects): on a URL where it is empty, the rule cannot find
+    anything. When every rule of a stage needs it, the engine skips the stage on such URLs;
+    with every memo off it runs them all, and ``tests/test_engine.py`` holds each declaration
+    to the rule's own answers.
     """
     if not _CODE.match(code):
         raise ValueError(f"bad rule code {code!r}")
     declared = _checked_reads(code, kind, reads)
+    if needs is not None and needs not in declared:
+        raise ValueError(f"{code}: needs {needs!r}, which it does not declare it reads")
 
     def register(fn: CheckFn) -> CheckFn:
         viewer = view_class(code, declared)
@@ -491,6 +503,8 @@ def rule(
             made = replace(
                 made, when=when, when_viewer=view_class(f"{code} (when)", declared & HOST_FACTS)
             )
+        if needs is not None:
+            made = replace(made, needs=needs)
         _register(made, viewer)
         return fn
 

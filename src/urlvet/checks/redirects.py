@@ -155,6 +155,7 @@ def url_shortener(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
         "redirect_position",
         "hops",
     },
+    needs="carried",
 )
 def open_redirect(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A redirector page of a big site that forwards the browser to another site.
@@ -229,6 +230,7 @@ def open_redirect(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
         "redirect_position",
         "hops",
     },
+    needs="carried",
 )
 def unsafe_destination_in_parameter(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A parameter such as `next` or `continue` that sends the browser on to an unsafe URL.

@@ -328,6 +328,7 @@ def unexpected_domain_for_server(url: Facts, ctx: CheckContext) -> Iterator[Hit]
         "ip",
         "scheme",
     },
+    needs="carried",
 )
 def sign_in_redirect_off_site(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A sign-in on another site whose grant comes back to neither the server nor this computer.

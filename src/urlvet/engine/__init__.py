@@ -17,8 +17,9 @@ so a verdict can only be shared between URLs that agree on every fact the rules 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from urlvet.checks.base import (
@@ -69,6 +70,7 @@ class Vetter:
         "_plan",
         "_query_key",
         "_query_memo",
+        "_query_needed",
         "policy",
     )
     policy: Policy
@@ -82,6 +84,7 @@ class Vetter:
     _link_memo: Memo[tuple[Any, ...], tuple[Finding, ...]]
     _query_key: KeyFn
     _query_memo: Memo[tuple[Any, ...], tuple[Finding, ...]]
+    _query_needed: Callable[[URLFacts], Any] | None
 
     def __init__(
         self, policy: Policy | None = None, *, host_cache_size: int = HOST_CACHE_SIZE
@@ -106,6 +109,10 @@ class Vetter:
         object.__setattr__(self, "_gates", self._host_memo.size > 0)
         object.__setattr__(self, "_link_memo", Memo(min(host_cache_size, LINK_MEMO_SIZE)))
         object.__setattr__(self, "_query_key", key_reader(shared.query_key))
+        # The query rules all need a fact (the URLs the query carries): a URL without it skips
+        # them. A shortcut like the memos: off with them.
+        needs = shared.query_needs if self._gates else None
+        object.__setattr__(self, "_query_needed", None if needs is None else attrgetter(needs))
         object.__setattr__(self, "_query_memo", Memo(min(host_cache_size, QUERY_MEMO_SIZE)))
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -222,6 +229,7 @@ class Vetter:
         ctx = self._context if server is None else self._context_for(server)
         findings: list[Finding] = []
         shared = self._plan
+        needed = self._query_needed
         if parsed is None:
             self._run(compiled.rules_raw, facts, ctx, findings)
         else:
@@ -233,7 +241,7 @@ class Vetter:
             if shared.link:
                 link_key = (server, self._link_key(parsed, facts))
                 findings.extend(self._link_memo.get(link_key, self._judge, shared.link, facts, ctx))
-            if shared.query:
+            if shared.query and (needed is None or needed(facts)):
                 query_key = (server, self._query_key(parsed, facts))
                 findings.extend(
                     self._query_memo.get(query_key, self._judge, shared.query, facts, ctx)

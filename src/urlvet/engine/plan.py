@@ -32,6 +32,9 @@ class Plan(NamedTuple):
     gated: tuple[Rule, ...]
     """Rules that read the URL's own text, each with a condition on the policy and the host
     (``Rule.when``): run on the URLs of the hosts that pass it."""
+    query_needs: str | None
+    """The fact every query rule needs (``Rule.needs``): on a URL where it is empty, none of
+    them can find anything. None when they do not all need one."""
 
 
 def plan(rules: Sequence[Rule]) -> Plan:
@@ -43,7 +46,9 @@ def plan(rules: Sequence[Rule]) -> Plan:
     rest = [r for r in rules if r not in host and r not in shared]
     text = tuple(r for r in rest if r.when is None or r.kind != "url")
     gated = tuple(r for r in rest if r not in text)
-    return Plan(host, link, _key(link), query, _key(query), text, gated)
+    needs = {r.needs for r in query}
+    query_needs = needs.pop() if len(needs) == 1 else None
+    return Plan(host, link, _key(link), query, _key(query), text, gated, query_needs)
 
 
 def _key(rules: Iterable[Rule]) -> tuple[str, ...]:
