@@ -135,11 +135,15 @@ class _Screen:
             return False
         tables = self.tables
         skeleton = host.translate(self._skeleton)
-        labels = skeleton.split(".")
-        # Homoglyph: the skeleton of the host's last labels.
+        # Homoglyph: the skeleton of the host's last labels, two or more (the slices after
+        # its last dots, as the labels joined again would read).
         by_skeleton = tables.by_skeleton
-        for n in range(2, min(len(labels), tables.max_skeleton_labels) + 1):
-            if ".".join(labels[-n:]) in by_skeleton:
+        dot = skeleton.rfind(".")
+        for _ in range(tables.max_skeleton_labels - 1):
+            if dot < 0:
+                break
+            dot = skeleton.rfind(".", 0, dot)
+            if skeleton[dot + 1 :] in by_skeleton:
                 return False
         if not self._no_embedding(_TOKEN.findall(skeleton)):
             return False
@@ -151,6 +155,7 @@ class _Screen:
         if label in tables.by_label:
             return False  # the same name under another suffix
         in_suffix = suffix.count(".") + 1
+        labels = skeleton.split(".")
         before = labels[: len(labels) - in_suffix]
         # Near miss and www glued: the label's folds.
         label_skeleton = before[-1]
