@@ -20,6 +20,7 @@ from support.corpora import CORPORA, load
 from urlvet.brands import BrandNames, _glued, brand_names, parse_brand_names
 from urlvet.lookalike import DEFAULT_KEYWORDS, default_index, default_protected_domains
 from urlvet.lookalike.screen import _any_of
+from urlvet.lookalike.spelling import _SPELLING_CHARS, ascii_translation
 from urlvet.steps import StepIndex, _deletions, fold_letters, fold_pairs
 
 CORPUS_FILES = (
@@ -151,3 +152,18 @@ def test_the_keyword_trie_finds_what_the_alternation_finds(keywords: tuple[str, 
 
 def test_the_corpora_are_where_the_tests_say() -> None:
     assert all((CORPORA / name).is_file() for name in CORPUS_FILES)
+
+
+@pytest.mark.parametrize(
+    "mapping",
+    [
+        pytest.param({"i": "l", "q": "g"}, id="heavy-fold"),
+        pytest.param(_SPELLING_CHARS, id="spelling"),
+        pytest.param({"0": "o", "1": "l", "3": "e", "|": "l", "m": "rn", "é": "e"}, id="mixed"),
+    ],
+)
+def test_a_full_ascii_table_translates_as_the_mapping_does(mapping: dict[str, str]) -> None:
+    full, sparse = ascii_translation(mapping), str.maketrans(mapping)
+    texts = [*_words(), "".join(map(chr, range(0x300))), "пример-é.日本", "ıİ\u0130K"]
+    assert [t.translate(full) for t in texts] == [t.translate(sparse) for t in texts]
+    assert any(t.translate(full) != t for t in texts)

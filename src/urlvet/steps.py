@@ -13,10 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from urlvet.lookalike import edit_distance_at_most_one, has_one_character_swap
+from urlvet.lookalike.spelling import ascii_translation
 
 __all__ = ["StepIndex", "fold_letters", "fold_pairs"]
 
-_LETTERS = str.maketrans({"0": "o", "1": "l", "i": "l", "3": "e", "5": "s", "q": "g", "|": "l"})
+_LETTERS = ascii_translation({"0": "o", "1": "l", "i": "l", "3": "e", "5": "s", "q": "g", "|": "l"})
 _PAIRS = (("rn", "m"), ("nn", "m"), ("vv", "w"), ("cl", "d"))
 
 MIN_NAME = 5
@@ -44,10 +45,15 @@ def fold_letters(text: str) -> str:
 def fold_pairs(text: str) -> str:
     """The letter pairs that pass for one letter replaced by it, then :func:`fold_letters`
     (pairs first: the ``cl`` of ``circle`` is no ``d``, although ``i`` folds to ``l``)."""
+    return fold_letters(_single_letters(text))
+
+
+def _single_letters(text: str) -> str:
+    """``text`` with each letter pair that passes for one letter replaced by it."""
     out = text
     for pair, letter in _PAIRS:
         out = out.replace(pair, letter)
-    return fold_letters(out)
+    return out
 
 
 def _within_one(a: str, b: str) -> bool:
@@ -125,7 +131,10 @@ class StepIndex:
             return None
         if not word.isascii():
             return None
-        letters, paired = fold_letters(word), fold_pairs(word)
+        letters = fold_letters(word)
+        singles = _single_letters(word)
+        # fold_pairs(word), folded again only when a pair was replaced.
+        paired = letters if singles == word else fold_letters(singles)
         # Without a letter pair in the word the two foldings agree: look once.
         variants = ((letters, False),) if letters == paired else ((letters, False), (paired, True))
         for folded, pairs in variants:

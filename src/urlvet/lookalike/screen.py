@@ -145,7 +145,13 @@ class _Screen:
             dot = skeleton.rfind(".", 0, dot)
             if skeleton[dot + 1 :] in by_skeleton:
                 return False
-        if not self._no_embedding(_TOKEN.findall(skeleton)):
+        # Embedding: the skeleton's tokens. Its pieces between separators, empty ones
+        # included, hold every token, and no table key is empty: when none is a key's first
+        # token, nothing starts there (most hosts), without the tokens themselves.
+        pieces = skeleton.replace("-", ".").split(".")
+        if not self._embedding_starts.isdisjoint(pieces) and not self._no_embedding(
+            _TOKEN.findall(skeleton)
+        ):
             return False
         if registrable is None or suffix is None:
             return True  # the other techniques read the label before the public suffix
@@ -273,14 +279,16 @@ class _Screen:
         a brand with a second signal (glued to a keyword, spelt to deceive, or a keyword
         word elsewhere in the name)."""
         parts = host.split(".")
-        subdomains = [p for p in parts[: len(parts) - in_site][:MAX_BRAND_LABELS] if p]
         facts = []
-        for sub in subdomains:
+        needing: set[str] = set()
+        for sub in parts[: len(parts) - in_site][:MAX_BRAND_LABELS]:
+            if not sub:
+                continue
             found = self.label_facts(sub)
             if found is None:
                 return False
             facts.append(found)
-        needing = {key for brands, _words in facts for key in brands}
+            needing.update(found[0])
         if not needing:
             return True
         keywords = self.tables.keywords
