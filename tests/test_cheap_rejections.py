@@ -17,10 +17,21 @@ from functools import cache
 import pytest
 
 from support.corpora import CORPORA, load
-from urlvet.brands import BrandNames, _glued, brand_names, parse_brand_names
+from urlvet import Vetter
+from urlvet.brands import (
+    _WORD_SPLIT,
+    BrandNames,
+    _glued,
+    brand_names,
+    parse_brand_names,
+    words_of,
+)
+from urlvet.checks.addresses import may_be_under
+from urlvet.checks.base import host_matches, shortest_parent_in
 from urlvet.lookalike import DEFAULT_KEYWORDS, default_index, default_protected_domains
 from urlvet.lookalike.screen import _any_of
 from urlvet.lookalike.spelling import _SPELLING_CHARS, ascii_translation
+from urlvet.policy import load_policy
 from urlvet.steps import StepIndex, _deletions, fold_letters, fold_pairs
 
 CORPUS_FILES = (
@@ -167,3 +178,41 @@ def test_a_full_ascii_table_translates_as_the_mapping_does(mapping: dict[str, st
     texts = [*_words(), "".join(map(chr, range(0x300))), "пример-é.日本", "ıİ\u0130K"]
     assert [t.translate(full) for t in texts] == [t.translate(sparse) for t in texts]
     assert any(t.translate(full) != t for t in texts)
+
+
+def _policy_lists() -> list[frozenset[str]]:
+    lists = []
+    for name in ("default", "strict"):
+        settings = Vetter(load_policy(name)).compiled.settings
+        lists += [
+            settings.internal_suffixes,
+            settings.loopback_dns_suffixes,
+            settings.wildcard_dns_suffixes,
+        ]
+    # Entries a policy may spell oddly: capitals, a final dot, one label, the root.
+    lists.append(frozenset({"Corp.Example", "lan.", "uk", "co.uk", "", "nip.io", "a.b.c.d"}))
+    return lists
+
+
+def test_a_host_none_of_a_lists_last_labels_ends_is_under_none_of_it() -> None:
+    hosts = [h.strip(".") for h in _words()] + [
+        ".".join(w) for w in zip(_words(), _words()[7:], ("uk", "io", "lan", "corp"), strict=False)
+    ]
+    hosts += ["x.co.uk", "a.b.c.d", "nip.io", "10.0.0.1.nip.io", "printer.lan", "a" * 300 + ".lan"]
+    wrong = []
+    for domains in _policy_lists():
+        for host in hosts:
+            found = host_matches(host, domains) or shortest_parent_in(host, domains)
+            if found is not None and not may_be_under(host, domains):
+                wrong.append((host, found))
+    assert wrong == []
+    assert any(not may_be_under(h, d) for d in _policy_lists() for h in hosts)
+
+
+def test_a_label_of_letters_and_digits_is_one_word() -> None:
+    texts = [*_words()]
+    for name in CORPUS_FILES:
+        texts.extend(_strings(load(name)))
+    texts += ["", "ACME-Login", "x_y", "İstanbul", "ǅemal", "ﬁle", "١٢٣", "a--b"]
+    wrong = [t for t in texts if words_of(t) != [w for w in _WORD_SPLIT.split(t.lower()) if w]]
+    assert wrong == []

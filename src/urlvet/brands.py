@@ -140,7 +140,10 @@ def brand_names() -> BrandNames:
 
 def words_of(text: str) -> list[str]:
     """The lower-case words of ``text`` (runs of letters and digits)."""
-    return [w for w in _WORD_SPLIT.split(text.lower()) if w]
+    lowered = text.lower()
+    if lowered.isascii() and lowered.isalnum():
+        return [lowered]  # one word, as most labels of a host are: no pattern to run
+    return [w for w in _WORD_SPLIT.split(lowered) if w]
 
 
 def _glued(word: str, table: BrandNames) -> tuple[str, str] | None:

@@ -138,8 +138,11 @@ class StepIndex:
         # Without a letter pair in the word the two foldings agree: look once.
         variants = ((letters, False),) if letters == paired else ((letters, False), (paired, True))
         for folded, pairs in variants:
+            keys = self._keys_of(folded)
+            if not keys:
+                continue  # most words: no name to compare
             candidates: set[str] = set()
-            for key in self._keys_of(folded):
+            for key in keys:
                 candidates |= self._keys[key]
             for name in sorted(candidates):
                 if _accepts(word, folded, name, pairs, whole_label, subdomain):
