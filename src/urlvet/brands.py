@@ -9,7 +9,8 @@ functions here find those names among the words of a host or a path. Pure and of
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
@@ -46,6 +47,13 @@ class BrandNames:
     """Brand -> its own registrable domains."""
     lures: frozenset[str]
     """Words phishing puts beside a brand (with the shipped phishing keywords)."""
+    glue_ends: tuple[_GlueEnds, _GlueEnds] = field(init=False, repr=False, compare=False)
+    """For :attr:`names` and :attr:`short`: how a word glued of one of them and a lure word
+    begins and ends (see :func:`_glued`), computed from the table."""
+
+    def __post_init__(self) -> None:
+        ends = (_glue_ends(self.names, self.lures), _glue_ends(self.short, self.lures))
+        object.__setattr__(self, "glue_ends", ends)
 
     def owner_of(self, host: str) -> str | None:
         """The brand whose own domain ``host`` is, or is under, or None."""
@@ -55,6 +63,42 @@ class BrandNames:
                 if name == domain or name.endswith("." + domain):
                     return brand
         return None
+
+
+GLUED_HEAD = 3
+"""The shortest part that begins a glued word (``_glued`` cuts after the third letter)."""
+GLUED_TAIL = 2
+"""The shortest part that ends one (and cuts before the last two letters)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _GlueEnds:
+    """How the parts of a glued word begin and end: the first :data:`GLUED_HEAD` letters of
+    the names and lure words that can begin one, the last :data:`GLUED_TAIL` of those that can
+    end one. A word that begins or ends otherwise is glued of none of them, and its cuts need
+    not be tried."""
+
+    name_heads: frozenset[str]
+    name_tails: frozenset[str]
+    lure_heads: frozenset[str]
+    lure_tails: frozenset[str]
+
+    def may_join(self, head: str, tail: str) -> bool:
+        """Whether a word that begins with ``head`` and ends with ``tail`` may be a name
+        glued to a lure word, either way round."""
+        return (head in self.name_heads and tail in self.lure_tails) or (
+            head in self.lure_heads and tail in self.name_tails
+        )
+
+
+def _glue_ends(names: dict[str, str], lures: frozenset[str]) -> _GlueEnds:
+    def heads(words: Iterable[str]) -> frozenset[str]:
+        return frozenset(w[:GLUED_HEAD] for w in words if len(w) >= GLUED_HEAD)
+
+    def tails(words: Iterable[str]) -> frozenset[str]:
+        return frozenset(w[-GLUED_TAIL:] for w in words if len(w) >= GLUED_TAIL)
+
+    return _GlueEnds(heads(names), tails(names), heads(lures), tails(lures))
 
 
 def _family(brand: str) -> str:
@@ -96,14 +140,20 @@ def brand_names() -> BrandNames:
 
 def words_of(text: str) -> list[str]:
     """The lower-case words of ``text`` (runs of letters and digits)."""
-    return [w for w in _WORD_SPLIT.split(text.lower()) if w]
+    lowered = text.lower()
+    if lowered.isascii() and lowered.isalnum():
+        return [lowered]  # one word, as most labels of a host are: no pattern to run
+    return [w for w in _WORD_SPLIT.split(lowered) if w]
 
 
 def _glued(word: str, table: BrandNames) -> tuple[str, str] | None:
     """(name, lure) when ``word`` is a name glued to a lure word (``teamsmeeting``,
     ``azureportal``, ``loginoffice365``)."""
-    for names in (table.names, table.short):
-        for cut in range(3, len(word) - 1):
+    begins, ends_with = word[:GLUED_HEAD], word[-GLUED_TAIL:]
+    for names, ends in zip((table.names, table.short), table.glue_ends, strict=True):
+        if not ends.may_join(begins, ends_with):
+            continue
+        for cut in range(GLUED_HEAD, len(word) - 1):
             head, tail = word[:cut], word[cut:]
             if head in names and tail in table.lures:
                 return head, tail
@@ -120,9 +170,10 @@ def find_brand(words: list[str], table: BrandNames, *, need_lure: bool) -> Brand
     does not count.
     """
     found: BrandWord | None = None
+    lures = [w for w in words if w in table.lures]
     for word in words:
         # The lure is another word than the name (``docs`` is both a lure and a short name).
-        lure = next((w for w in words if w in table.lures and w != word), None)
+        lure = next((w for w in lures if w != word), None) if lures else None
         brand = table.names.get(word)
         if brand is not None:
             if lure is not None:

@@ -13,10 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from urlvet.lookalike import edit_distance_at_most_one, has_one_character_swap
+from urlvet.lookalike.spelling import ascii_translation
 
 __all__ = ["StepIndex", "fold_letters", "fold_pairs"]
 
-_LETTERS = str.maketrans({"0": "o", "1": "l", "i": "l", "3": "e", "5": "s", "q": "g", "|": "l"})
+_LETTERS = ascii_translation({"0": "o", "1": "l", "i": "l", "3": "e", "5": "s", "q": "g", "|": "l"})
 _PAIRS = (("rn", "m"), ("nn", "m"), ("vv", "w"), ("cl", "d"))
 
 MIN_NAME = 5
@@ -44,10 +45,15 @@ def fold_letters(text: str) -> str:
 def fold_pairs(text: str) -> str:
     """The letter pairs that pass for one letter replaced by it, then :func:`fold_letters`
     (pairs first: the ``cl`` of ``circle`` is no ``d``, although ``i`` folds to ``l``)."""
+    return fold_letters(_single_letters(text))
+
+
+def _single_letters(text: str) -> str:
+    """``text`` with each letter pair that passes for one letter replaced by it."""
     out = text
     for pair, letter in _PAIRS:
         out = out.replace(pair, letter)
-    return fold_letters(out)
+    return out
 
 
 def _within_one(a: str, b: str) -> bool:
@@ -73,6 +79,8 @@ class StepMatch:
 class StepIndex:
     """The brand names, folded, by themselves and by each one-letter deletion."""
 
+    __slots__ = ("_heads", "_keys", "_longest", "_names", "_tails")
+
     def __init__(self, names: Iterable[str]) -> None:
         self._names = frozenset(n for n in names if len(n) >= MIN_NAME and n.isascii())
         self._longest = max((len(n) for n in self._names), default=0)
@@ -81,6 +89,32 @@ class StepIndex:
             for folded in {fold_letters(name), fold_pairs(name)}:
                 for key in {folded} | _deletions(folded):
                     self._keys.setdefault(key, set()).add(name)
+        # A deletion of a word keeps the word's head or its tail (see _keys_of): each key's
+        # length with its first half, and with the rest, tells which deletions may be keys.
+        self._heads = frozenset((len(k), k[: len(k) // 2]) for k in self._keys)
+        self._tails = frozenset((len(k), k[len(k) // 2 :]) for k in self._keys)
+
+    def _keys_of(self, folded: str) -> list[str]:
+        """The keys among ``folded`` and its one-letter deletions.
+
+        Deleting the letter at ``i`` keeps the first ``i`` letters and shifts the rest: a key
+        of length ``m`` equal to one keeps the word's first ``m // 2`` letters when ``i`` is
+        past them, else the word's letters after ``m // 2``. Only the deletions whose half
+        some key shares are built; the others cannot be keys.
+        """
+        keys = self._keys
+        found = [folded] if folded in keys else []
+        size = len(folded)
+        m = size - 1
+        half = m // 2
+        first = half if (m, folded[:half]) in self._heads else size
+        last = half if (m, folded[half + 1 :]) in self._tails else 0
+        for i in range(size):
+            if i >= first or i < last:
+                key = folded[:i] + folded[i + 1 :]
+                if key in keys:
+                    found.append(key)
+        return found
 
     def match(
         self, word: str, whole_label: bool = True, subdomain: bool = False
@@ -97,13 +131,19 @@ class StepIndex:
             return None
         if not word.isascii():
             return None
-        letters, paired = fold_letters(word), fold_pairs(word)
+        letters = fold_letters(word)
+        singles = _single_letters(word)
+        # fold_pairs(word), folded again only when a pair was replaced.
+        paired = letters if singles == word else fold_letters(singles)
         # Without a letter pair in the word the two foldings agree: look once.
         variants = ((letters, False),) if letters == paired else ((letters, False), (paired, True))
         for folded, pairs in variants:
+            keys = self._keys_of(folded)
+            if not keys:
+                continue  # most words: no name to compare
             candidates: set[str] = set()
-            for key in {folded} | _deletions(folded):
-                candidates |= self._keys.get(key, set())
+            for key in keys:
+                candidates |= self._keys[key]
             for name in sorted(candidates):
                 if _accepts(word, folded, name, pairs, whole_label, subdomain):
                     return StepMatch(word, name, folded)

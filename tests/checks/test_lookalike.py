@@ -683,3 +683,40 @@ def test_import_ranking_csv_and_render_fragment(tmp_path: Path) -> None:
     assert load_protected_domains(path) == ["google.com", "münchen.de"]
     with pytest.raises(InputError):
         import_ranking_csv(tmp_path / "empty.csv", top=1)
+
+
+_EVIDENCE_PROBE = """
+import json, sys
+from urlvet import Policy, Vetter
+vetter = Vetter(Policy(dns={"enabled": False}))
+hosts = sys.argv[1:]
+print(json.dumps([
+    [dict(f.evidence) for f in vetter.vet_offline(f"https://{h}/").findings] for h in hosts
+], default=str))
+"""
+
+
+def test_lookalike_evidence_is_the_same_in_every_process() -> None:
+    # A target's folds and a token's skeletons are sets, whose order changes with the hash
+    # seed: the evidence must not follow it (xnstagram is one letter from both of
+    # instagram's folds, instagram and lnstagram).
+    import os
+    import subprocess
+    import sys
+
+    from support.reference import SRC, TESTS
+
+    hosts = ["xnstagram.org", "wwwpaypa1.com", "paypal-com.evil.example", "rnicrosofft.com"]
+    seen = set()
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": f"{SRC}{os.pathsep}{TESTS}"}
+        done = subprocess.run(
+            [sys.executable, "-c", _EVIDENCE_PROBE, *hosts],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
+        seen.add(done.stdout)
+    assert len(seen) == 1
+    assert "instagram" in seen.pop()

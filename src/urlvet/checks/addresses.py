@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import lru_cache
 from typing import Any
 
 from urlvet import psl
@@ -29,6 +30,7 @@ from urlvet.checks.base import (
 )
 from urlvet.feeds import FeedHit, url_key
 from urlvet.findings import Severity
+from urlvet.memo import memo_size
 from urlvet.server import is_loopback_host
 from urlvet.url import HostKind, ParsedURL
 
@@ -118,6 +120,31 @@ def blocked_network_of(
             if best is None or listed.prefixlen > best[0].prefixlen:
                 best = (listed, hit)
     return best
+
+
+LAST_LABELS_KEPT = 64
+"""Policy lists of domains whose last labels :func:`may_be_under` keeps (a policy has a few)."""
+
+
+@lru_cache(maxsize=memo_size(LAST_LABELS_KEPT))
+def _last_labels(domains: frozenset[str]) -> frozenset[str]:
+    return frozenset(d.rstrip(".").rsplit(".", 1)[-1].lower() for d in domains)
+
+
+def may_be_under(name: str, domains: frozenset[str]) -> bool:
+    """False when ``name`` (lower case, no final dot) is neither one of ``domains`` nor under
+    one: the host and each parent of it end with its last label, so a list none of whose
+    domains ends so holds none of them. One look-up where the walk over the parents
+    (:func:`host_matches`) takes one a parent; True tells nothing."""
+    return name[name.rfind(".") + 1 :] in _last_labels(domains)
+
+
+def _listed_parent(
+    name: str, domains: frozenset[str], walk: Callable[[str, frozenset[str]], str | None]
+) -> str | None:
+    """``walk(name, domains)`` (:func:`host_matches`, :func:`shortest_parent_in`), or None
+    without walking when ``name`` cannot be under any of ``domains`` (:func:`may_be_under`)."""
+    return walk(name, domains) if may_be_under(name, domains) else None
 
 
 def _local_callback(url: ParsedURL, ctx: CheckContext) -> bool:
@@ -230,7 +257,7 @@ def internal_name(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
         )
         return
     # The host itself counts too: `home.arpa` and `metadata.google.internal` are listed names.
-    suffix = host_matches(host, ctx.settings.internal_suffixes)
+    suffix = _listed_parent(host, ctx.settings.internal_suffixes, host_matches)
     if suffix is not None:
         where = "the name" if suffix == host else f"a name under .{suffix}"
         yield Hit(
@@ -444,7 +471,7 @@ def address_in_name(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     if url is None or url.host_kind is not HostKind.DOMAIN:
         return
     host = url.host.rstrip(".").lower()
-    loopback = host_matches(host, ctx.settings.loopback_dns_suffixes)
+    loopback = _listed_parent(host, ctx.settings.loopback_dns_suffixes, host_matches)
     if loopback is not None:
         yield Hit(
             f"The link uses {loopback}, a public domain whose every name leads to this "
@@ -454,7 +481,7 @@ def address_in_name(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
         return
     # The shortest listed suffix is the service: a list holding both nip.io and
     # 127.0.0.1.nip.io must still read the address out of company.127.0.0.1.nip.io.
-    service = shortest_parent_in(host, ctx.settings.wildcard_dns_suffixes)
+    service = _listed_parent(host, ctx.settings.wildcard_dns_suffixes, shortest_parent_in)
     if service is None:
         return
     prefix = host[: -len(service)].rstrip(".")

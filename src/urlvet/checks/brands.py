@@ -24,7 +24,7 @@ from urlvet.lookalike import (
     LookalikeIndex,
     default_index,
 )
-from urlvet.steps import StepIndex
+from urlvet.steps import MIN_NAME, StepIndex
 from urlvet.url import HostKind, site_of
 
 _LOOKALIKE_CWE = 1007  # Insufficient Visual Distinction of Homoglyphs Presented to User
@@ -322,17 +322,22 @@ def lookalike_in_several_steps(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     ## Example
     `https://nnicrosoft.com/`, `https://nn1crosoft.com/`, `https://gitlhub.com/`.
     """
-    if url is None or url.host_kind is not HostKind.DOMAIN or not url.public_suffix:
+    if url is None or url.host_kind is not HostKind.DOMAIN:
+        return
+    suffix = url.public_suffix
+    if not suffix:
         return
     host = url.host.rstrip(".").lower()
-    if not host.isascii() or host == url.public_suffix:
+    if not host.isascii() or host == suffix:
         return
     index = _index(ctx)
     steps = _step_index(index.domains)
-    labels = host[: -len(url.public_suffix) - 1].split(".")
+    labels = host[: -len(suffix) - 1].split(".")
     for at, label in enumerate(labels):
         words = label.split("-")
         for word in words:
+            if len(word) < MIN_NAME:
+                continue  # StepIndex.match's own first test, without the call
             match = steps.match(word, len(words) == 1, subdomain=at < len(labels) - 1)
             if match is None:
                 continue

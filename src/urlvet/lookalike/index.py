@@ -212,7 +212,7 @@ class LookalikeIndex:
             url.registrable_domain,
             url.public_suffix,
             url.suffix_is_private,
-            self._extra_domain(extra),
+            self._extra_domain(extra) if extra else None,  # no server: no domain to read
         )
 
     def analyze_host(self, host: str, extra: str | None = None) -> LookalikeReport:

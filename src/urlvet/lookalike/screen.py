@@ -4,6 +4,7 @@ from the analysis for most hosts of a log."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 from urlvet import confusables
@@ -29,6 +30,31 @@ same few lead most hosts of a log."""
 
 _LDH_HOST = re.compile(r"[a-z0-9.-]+")
 _LDH_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _any_of(words: Iterable[str]) -> str:
+    """A regular expression that finds any of ``words`` in a text, written as their trie: at
+    each position the engine follows the one branch of the character there, where an
+    alternation of the words tried each word in turn (a screened label paid that on every
+    letter). Only whether a word is found is read, so a word that another one starts with
+    stands for both."""
+    trie: _Trie = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+    return _trie_pattern(trie)
+
+
+_Trie = dict[str, "_Trie"]
+
+
+def _trie_pattern(node: _Trie) -> str:
+    if "" in node:
+        return ""  # a word ends here: found, whatever follows
+    branches = [re.escape(ch) + _trie_pattern(child) for ch, child in sorted(node.items())]
+    return branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
 
 
 class _Screen:
@@ -81,9 +107,7 @@ class _Screen:
         self._deletion_tails = frozenset(tails)
         self._embedding_starts = frozenset(tables.by_nosep).union(tables.by_label_skeleton)
         keywords = tables.keywords
-        self._keyword = (
-            re.compile("|".join(re.escape(k) for k in sorted(keywords))) if keywords else None
-        )
+        self._keyword = re.compile(_any_of(keywords)) if keywords else None
         lengths = frozenset(tables.brand_fold_lengths)
         self._inside_brands = frozenset(
             key
@@ -111,13 +135,23 @@ class _Screen:
             return False
         tables = self.tables
         skeleton = host.translate(self._skeleton)
-        labels = skeleton.split(".")
-        # Homoglyph: the skeleton of the host's last labels.
+        # Homoglyph: the skeleton of the host's last labels, two or more (the slices after
+        # its last dots, as the labels joined again would read).
         by_skeleton = tables.by_skeleton
-        for n in range(2, min(len(labels), tables.max_skeleton_labels) + 1):
-            if ".".join(labels[-n:]) in by_skeleton:
+        dot = skeleton.rfind(".")
+        for _ in range(tables.max_skeleton_labels - 1):
+            if dot < 0:
+                break
+            dot = skeleton.rfind(".", 0, dot)
+            if skeleton[dot + 1 :] in by_skeleton:
                 return False
-        if not self._no_embedding(_TOKEN.findall(skeleton)):
+        # Embedding: the skeleton's tokens. Its pieces between separators, empty ones
+        # included, hold every token, and no table key is empty: when none is a key's first
+        # token, nothing starts there (most hosts), without the tokens themselves.
+        pieces = skeleton.replace("-", ".").split(".")
+        if not self._embedding_starts.isdisjoint(pieces) and not self._no_embedding(
+            _TOKEN.findall(skeleton)
+        ):
             return False
         if registrable is None or suffix is None:
             return True  # the other techniques read the label before the public suffix
@@ -127,6 +161,7 @@ class _Screen:
         if label in tables.by_label:
             return False  # the same name under another suffix
         in_suffix = suffix.count(".") + 1
+        labels = skeleton.split(".")
         before = labels[: len(labels) - in_suffix]
         # Near miss and www glued: the label's folds.
         label_skeleton = before[-1]
@@ -186,13 +221,14 @@ class _Screen:
         m = size - 1
         half = m // 2
         # Only the deletions whose key may share the query's head, or its tail, are looked up.
-        first = half if (m, query[:half]) in self._deletion_heads else size
-        last = half if (m, query[half + 1 :]) in self._deletion_tails else 0
+        heads = (m, query[:half]) in self._deletion_heads
+        tails = (m, query[half + 1 :]) in self._deletion_tails
+        if not heads and not tails:
+            return True
         by_fold_deletion = tables.by_fold_deletion
         return not any(
             query[:i] + query[i + 1 :] in by_fold_deletion
-            for i in range(size)
-            if i >= first or i < last
+            for i in range(0 if tails else half, size if heads else half)
         )
 
     def _holds_keyword(self, text: str) -> bool:
@@ -243,14 +279,16 @@ class _Screen:
         a brand with a second signal (glued to a keyword, spelt to deceive, or a keyword
         word elsewhere in the name)."""
         parts = host.split(".")
-        subdomains = [p for p in parts[: len(parts) - in_site][:MAX_BRAND_LABELS] if p]
         facts = []
-        for sub in subdomains:
+        needing: set[str] = set()
+        for sub in parts[: len(parts) - in_site][:MAX_BRAND_LABELS]:
+            if not sub:
+                continue
             found = self.label_facts(sub)
             if found is None:
                 return False
             facts.append(found)
-        needing = {key for brands, _words in facts for key in brands}
+            needing.update(found[0])
         if not needing:
             return True
         keywords = self.tables.keywords

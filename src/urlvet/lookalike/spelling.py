@@ -22,6 +22,17 @@ _SPELLING_CHARS = {
     "q": "g",
 }
 
+
+def ascii_translation(mapping: dict[str, str]) -> dict[int, str]:
+    """A ``str.translate`` table for ``mapping`` that holds every ASCII character, those it
+    does not map as themselves: the same translation, two to three times faster on ASCII
+    text (a table without a character costs a failed look-up, an exception caught, for each
+    one the text holds)."""
+    table = {code: chr(code) for code in range(128)}
+    table.update(str.maketrans(mapping))
+    return table
+
+
 _TOKEN_SPLIT = re.compile(r"[.\-]+")
 _TOKEN = re.compile(r"[^.\-]+")
 
@@ -30,7 +41,7 @@ _TOKEN = re.compile(r"[^.\-]+")
 # a typo may also produce (paypcl.com is one substitution from paypal.com); the heavy fold merges
 # the letters and pairs that homoglyph squatters swap (qooqle, vvikipedia, c1oudflare).
 _HEAVY_PAIRS = (("vv", "w"), ("cl", "d"))
-_HEAVY_CHARS = str.maketrans({"i": "l", "q": "g"})
+_HEAVY_CHARS = ascii_translation({"i": "l", "q": "g"})
 
 
 def fold(skeleton: str, heavy: bool = True) -> str:
@@ -160,7 +171,7 @@ def likely_false_positive_reason(
     return None
 
 
-_QUICK_CHARS = str.maketrans(_SPELLING_CHARS)
+_QUICK_CHARS = ascii_translation(_SPELLING_CHARS)
 
 
 def _quick_fold(text: str) -> str:

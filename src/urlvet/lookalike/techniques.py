@@ -63,7 +63,7 @@ def _www_glued(
     """``wwwpaypal.com``: a protected label behind a ``www`` whose dot went missing."""
     out: list[LookalikeMatch] = []
     for sk in sorted(label_skeletons):
-        for f in folds(sk):
+        for f in sorted(folds(sk)):
             # "www-paypal" is an embedding (a separator is there), reported as one later.
             rest = f[3:]
             if not f.startswith("www") or rest.startswith("-") or len(rest) < MIN_FOLD_MATCH_LENGTH:
@@ -184,7 +184,9 @@ def _near_miss(
                 targets.extend(bucket)
         if extra is not None:
             targets.append(extra)
-        candidates = [(f, t) for t in dict.fromkeys(targets) for f in t.label_folds]
+        # In a fixed order: the first fold found of a target is the one the evidence shows,
+        # and a set's order changes from one process to the next.
+        candidates = [(f, t) for t in dict.fromkeys(targets) for f in sorted(t.label_folds)]
         for folded, t in candidates:
             if t.label == label or t.label in brands:
                 continue
@@ -246,7 +248,7 @@ def _embedded(
     n = len(tokens)
     for i in range(n):
         candidates: list[tuple[_Target, str]] = []
-        for sk in skel[i]:
+        for sk in sorted(skel[i]):
             # Most tokens are in neither table: test before building anything.
             dotted = by_label_skeleton.get(sk)
             if dotted is not None:
