@@ -316,6 +316,21 @@ def test_a_stage_whose_rules_need_a_missing_fact_is_skipped_and_only_with_memos_
         declare_rule("UV999", "t", Severity.LOW, reads={"host"}, needs="carried")
 
 
+def test_a_destination_is_vetted_once_for_links_that_carry_it_and_long_ones_each_time() -> None:
+    cached, uncached = _pair({"dns": {"enabled": False}})
+    memo = cached.memos["destination"]
+    landing = "https%3A%2F%2Fpaypa1-login.com%2Fsignin"
+    # Three sites (the query memo would answer for one site's links): one destination.
+    for site in ("www.example.com", "www.example.org", "shop.example.net"):
+        url = f"https://{site}/out?next={landing}&ref=1"
+        assert cached.vet_offline(url) == uncached.vet_offline(url)
+    assert (len(memo), memo.misses, memo.hits) == (1, 1, 2)
+    long = "https://www.example.com/out?next=https%3A%2F%2Fa.example%2F" + "x" * 2000
+    assert cached.vet_offline(long) == uncached.vet_offline(long)
+    assert len(memo) == 1  # too long to keep
+    assert len(uncached.memos["destination"]) == 0
+
+
 def test_a_rule_view_of_a_family_member_holds_the_analysis_facts() -> None:
     member = all_rules()["UV303"]
     assert member.analysis is not None

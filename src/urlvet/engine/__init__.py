@@ -51,6 +51,11 @@ HOST_CACHE_SIZE = 65_536
 empty for most; 65,536 of them take a few tens of megabytes at most."""
 LINK_MEMO_SIZE = 65_536
 """How many tuples of link facts the link memo keeps (at most the host memo's size)."""
+DESTINATION_MEMO_SIZE = 8_192
+"""How many destinations of redirects (a URL's text and depth) the destination memo keeps."""
+DESTINATION_KEPT_LENGTH = 1_024
+"""The longest destination the destination memo keeps: longer ones are vetted each time, so
+that hostile parameters of the longest length read cannot fill it with megabytes."""
 QUERY_MEMO_SIZE = 16_384
 """How many tuples of facts with the URLs a query carries the query memo keeps (at most the
 host memo's size): a key holds those URLs parsed, a kilobyte or two, and links that carry the
@@ -63,6 +68,7 @@ class Vetter:
     __slots__ = (
         "__dict__",
         "_compiled",
+        "_destination_memo",
         "_gates",
         "_host_memo",
         "_link_key",
@@ -85,6 +91,7 @@ class Vetter:
     _query_key: KeyFn
     _query_memo: Memo[tuple[Any, ...], tuple[Finding, ...]]
     _query_needed: Callable[[URLFacts], Any] | None
+    _destination_memo: Memo[tuple[str, int], tuple[Finding, ...]]
 
     def __init__(
         self, policy: Policy | None = None, *, host_cache_size: int = HOST_CACHE_SIZE
@@ -114,6 +121,10 @@ class Vetter:
         needs = shared.query_needs if self._gates else None
         object.__setattr__(self, "_query_needed", None if needs is None else attrgetter(needs))
         object.__setattr__(self, "_query_memo", Memo(min(host_cache_size, QUERY_MEMO_SIZE)))
+        destinations = Memo[tuple[str, int], tuple[Finding, ...]](
+            min(host_cache_size, DESTINATION_MEMO_SIZE)
+        )
+        object.__setattr__(self, "_destination_memo", destinations)
 
     def __setattr__(self, name: str, value: Any) -> None:
         # Shared across threads and tasks: a Vetter never changes (its caches aside).
@@ -129,8 +140,14 @@ class Vetter:
 
     @property
     def memos(self) -> dict[str, Memo[Any, Any]]:
-        """The Vetter's memos by name (``host``, ``link``, ``query``), for their counts."""
-        return {"host": self._host_memo, "link": self._link_memo, "query": self._query_memo}
+        """The Vetter's memos by name (``host``, ``link``, ``query``, ``destination``), for
+        their counts."""
+        return {
+            "host": self._host_memo,
+            "link": self._link_memo,
+            "query": self._query_memo,
+            "destination": self._destination_memo,
+        }
 
     @cached_property
     def resolver(self) -> Resolver | None:
@@ -208,7 +225,16 @@ class Vetter:
         return self._finish(self._offline(url, None, None, depth), None)
 
     def destination_findings(self, url: str | ParsedURL, depth: int) -> tuple[Finding, ...]:
-        """The findings of :meth:`vet_destination`, all that the redirect rules read of it."""
+        """The findings of :meth:`vet_destination`, all that the redirect rules read of it:
+        a function of the URL's text and its depth, kept for texts up to
+        :data:`DESTINATION_KEPT_LENGTH` long (links repeat their destinations: one sign-in
+        callback, one landing page for a campaign's links)."""
+        raw = url.raw if isinstance(url, ParsedURL) else url
+        if len(raw) > DESTINATION_KEPT_LENGTH:
+            return self._destination(url, depth)
+        return self._destination_memo.get((raw, depth), self._destination, url, depth)
+
+    def _destination(self, url: str | ParsedURL, depth: int) -> tuple[Finding, ...]:
         findings = self._offline(url, None, None, depth).findings
         if len(findings) > 1:
             findings.sort(key=order)
