@@ -157,6 +157,7 @@ def _local_callback(url: ParsedURL, ctx: CheckContext) -> bool:
     Severity.CRITICAL,
     cwe=918,
     reads={"ip", "host", "host_kind", "host_for_display"},
+    needs="ip",
 )
 def non_public_address_literal(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """An IP-address host in a range that is not globally reachable, in any spelling.
@@ -535,6 +536,7 @@ _REBINDING_SERVICES = frozenset({"rbndr.us"})
     "public-address-literal",
     Severity.MEDIUM,
     reads={"ip", "host", "host_kind", "host_for_display"},
+    needs="ip",
 )
 def public_address_literal(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A public IP address instead of a name.
@@ -590,6 +592,7 @@ def raw_host(raw: str) -> str | None:
     Severity.HIGH,
     cwe=180,
     reads={"host", "host_kind", "ip", "host_as_written"},
+    needs="ip",
 )
 def obfuscated_address(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """An IP-address host written in a disguised spelling.
@@ -642,6 +645,7 @@ _IPV4_IN_IPV6_FORMS = frozenset({"ipv4-mapped", "ipv4-compatible", "ipv4-transla
     Severity.CRITICAL,
     cwe=918,
     reads={"host", "host_kind", "host_for_display", "ip"},
+    needs="ip",
 )
 def blocked_network(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """An IP-address host in a network the policy blocks.

@@ -215,6 +215,7 @@ def _under_any(host: str, domains: frozenset[str]) -> bool:
     "trusted-third-party",
     Severity.INFO,
     reads=SITE_FACTS,
+    needs="trusted_entry",
 )
 def trusted_third_party_rule(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """The URL is on a third party the policy trusts, such as an identity provider.

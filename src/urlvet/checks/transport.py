@@ -16,7 +16,15 @@ from urlvet.url import HostKind
 _DANGEROUS = frozenset({"javascript", "data", "file", "vbscript", "blob", "filesystem"})
 
 
-@rule("UV100", "unparseable-url", Severity.CRITICAL, kind="raw", cwe=20, reads={"parse_error"})
+@rule(
+    "UV100",
+    "unparseable-url",
+    Severity.CRITICAL,
+    kind="raw",
+    cwe=20,
+    reads={"parse_error"},
+    needs="parse_error",
+)
 def unparseable_url(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A URL that a browser refuses to parse.
 
@@ -126,6 +134,7 @@ def dangerous_scheme(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     Severity.MEDIUM,
     cwe=522,
     reads={"username", "password", "has_userinfo"},
+    needs="has_userinfo",
 )
 def credentials_in_url(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A URL that carries a username or password before the host.
