@@ -16,7 +16,7 @@ from functools import cache
 
 import pytest
 
-from support.corpora import CORPORA, load
+from support.corpora import CORPORA, load, strings_in
 from urlvet import Vetter
 from urlvet.brands import (
     _WORD_SPLIT,
@@ -45,17 +45,6 @@ CORPUS_FILES = (
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-def _strings(node: object) -> Iterator[str]:
-    if isinstance(node, str):
-        yield node
-    elif isinstance(node, dict):
-        for value in node.values():
-            yield from _strings(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _strings(value)
-
-
 def _spellings(name: str) -> Iterator[str]:
     """``name`` and spellings of it the rules look for, and glued to lure words."""
     yield name
@@ -76,7 +65,7 @@ def _words() -> tuple[str, ...]:
     names' lookalikes, and of ordinary names."""
     found: dict[str, None] = {}
     for name in CORPUS_FILES:
-        for text in _strings(load(name)):
+        for text in strings_in(load(name)):
             found.update(dict.fromkeys(_WORD.findall(text.lower())))
     names = brand_names()
     brands = [d.split(".")[0] for d in default_protected_domains()]
@@ -212,7 +201,7 @@ def test_a_host_none_of_a_lists_last_labels_ends_is_under_none_of_it() -> None:
 def test_a_label_of_letters_and_digits_is_one_word() -> None:
     texts = [*_words()]
     for name in CORPUS_FILES:
-        texts.extend(_strings(load(name)))
+        texts.extend(strings_in(load(name)))
     texts += ["", "ACME-Login", "x_y", "İstanbul", "ǅemal", "ﬁle", "١٢٣", "a--b"]
     wrong = [t for t in texts if words_of(t) != [w for w in _WORD_SPLIT.split(t.lower()) if w]]
     assert wrong == []

@@ -9,14 +9,12 @@ and for ordinary names, the analysis with the screen equals the analysis without
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from functools import cache
-from typing import Any
 
 import pytest
 
-from support.corpora import CORPORA
+from support.corpora import load, strings_in
 from urlvet.lookalike import (
     DEFAULT_KEYWORDS,
     LookalikeIndex,
@@ -90,17 +88,6 @@ HOSTILE = (
 )
 
 
-def _strings(node: Any) -> Iterator[str]:
-    if isinstance(node, str):
-        yield node
-    elif isinstance(node, dict):
-        for value in node.values():
-            yield from _strings(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _strings(value)
-
-
 def _url(text: str) -> ParsedURL | None:
     """The URL of a corpus string (a URL or a host name), or None when it is neither."""
     text = text.strip()
@@ -151,7 +138,7 @@ def _ordinary() -> Iterator[str]:
 def _hosts() -> tuple[ParsedURL, ...]:
     texts: list[str] = list(HOSTILE)
     for name in CORPUS_FILES:
-        texts.extend(_strings(json.loads((CORPORA / name).read_text(encoding="utf-8"))))
+        texts.extend(strings_in(load(name)))
     for domain in default_protected_domains():
         texts.extend(_brand_lookalikes(domain))
     texts.extend(_ordinary())

@@ -21,23 +21,26 @@ def load(relative: str) -> Any:
     return json.loads((CORPORA / relative).read_text(encoding="utf-8"))
 
 
-def _strings(node: Any) -> Iterator[str]:
+def strings_in(node: Any, *, keys: bool = False) -> Iterator[str]:
+    """Every string of a JSON value, in order: its objects' values (and keys, with ``keys``)
+    and its lists' items, at any depth."""
     if isinstance(node, str):
         yield node
     elif isinstance(node, dict):
         for key, value in node.items():
-            yield key
-            yield from _strings(value)
+            if keys:
+                yield key
+            yield from strings_in(value, keys=keys)
     elif isinstance(node, list):
         for value in node:
-            yield from _strings(value)
+            yield from strings_in(value, keys=keys)
 
 
 def external_inputs() -> list[str]:
     """Every string of the external corpora, and a web URL on each one that could be a host."""
     found: dict[str, None] = {}
     for path in sorted(CORPORA.glob("**/*.json")):
-        for text in _strings(json.loads(path.read_text(encoding="utf-8"))):
+        for text in strings_in(json.loads(path.read_text(encoding="utf-8")), keys=True):
             found[text] = None
             if text and len(text) < 300 and not any(c in text for c in " /:?#@\\\n"):
                 found[f"https://{text}/"] = None
