@@ -152,46 +152,19 @@ def _verdict_json(
     two equal.
     """
     tls = facts["tls"]
-    tail = (
-        _host_json(
-            facts["host"],
-            facts["host_unicode"],
-            facts["host_kind"],
-            facts["registrable_domain"],
-            facts["server"],
-        )
-        if tls is None
-        else _members_json(
-            facts["host"],
-            facts["host_unicode"],
-            facts["host_kind"],
-            facts["registrable_domain"],
-            facts["server"],
-        )
-        + f',"tls":{_json_value(tls.model_dump(mode="json"))}'
+    members = _host_json(
+        facts["host"],
+        facts["host_unicode"],
+        facts["host_kind"],
+        facts["registrable_domain"],
+        facts["server"],
     )
     findings = facts["findings"]
     return (
         f'"url":{encode_basestring_ascii(url)},"href":{_json_text(href)}'
         f',"decision":"{facts["decision"]._value_}"'
         f',"findings":{_findings_json(findings, messages, secrets) if findings else "[]"}'
-        f"{tail}"
-    )
-
-
-def _members_json(
-    host: str | None,
-    host_unicode: str | None,
-    host_kind: str | None,
-    registrable_domain: str | None,
-    server: str | None,
-) -> str:
-    """The JSON members of a verdict that are facts of its host and its server."""
-    return (
-        f',"host":{_json_text(host)},"host_unicode":{_json_text(host_unicode)}'
-        f',"host_kind":{_json_text(host_kind)}'
-        f',"registrable_domain":{_json_text(registrable_domain)}'
-        f',"server":{_json_text(server)}'
+        f'{members},"tls":{"null" if tls is None else _json_value(tls.model_dump(mode="json"))}'
     )
 
 
@@ -208,8 +181,14 @@ def _host_json(
     registrable_domain: str | None,
     server: str | None,
 ) -> str:
-    """:func:`_members_json` and no TLS facts, kept: a pure function of its arguments."""
-    return _members_json(host, host_unicode, host_kind, registrable_domain, server) + ',"tls":null'
+    """The JSON members of a verdict that are facts of its host and its server, kept: a
+    pure function of its arguments."""
+    return (
+        f',"host":{_json_text(host)},"host_unicode":{_json_text(host_unicode)}'
+        f',"host_kind":{_json_text(host_kind)}'
+        f',"registrable_domain":{_json_text(registrable_domain)}'
+        f',"server":{_json_text(server)}'
+    )
 
 
 def _findings_json(
