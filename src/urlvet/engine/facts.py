@@ -96,10 +96,7 @@ class URLFacts:
         names, decoded value, encoding and depth (its target is the value parsed, and its
         name the path's last). Strings hash once; a parsed target hashes all its fields on
         every look-up, and a key that held it would keep it alive."""
-        items = self.carried
-        if not items:
-            return ()  # most links: the empty tuple, shared, with no list built
-        return tuple([(c.path, c.value, c.encoding, c.depth) for c in items])
+        return tuple([(c.path, c.value, c.encoding, c.depth) for c in self.carried])
 
     @property
     def redirect_position(self) -> int | None:
@@ -108,9 +105,7 @@ class URLFacts:
         if position is False:
             items = self.carried
             assert self.url is not None  # carried raised otherwise
-            # Nothing carried, no destination: the policy's redirectors need not be read.
-            found = redirect_position_of(self.url, items, self.settings) if items else None
-            position = self._position = found
+            position = self._position = redirect_position_of(self.url, items, self.settings)
         return position
 
     @property
