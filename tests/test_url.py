@@ -162,6 +162,40 @@ def test_host_kind_and_address(raw: str, kind: HostKind, host: str, ip: str | No
     assert (str(url.ip) if url.ip is not None else None) == ip
 
 
+def test_address_read_from_its_bytes_is_the_one_its_text_gives() -> None:
+    # The parser reads an IP host's address from its bytes (socket.inet_aton, inet_pton),
+    # not with ipaddress's text parser: for every vector and IP spelling that parses to an
+    # address, the two give the same address.
+    import ipaddress
+
+    spellings = [
+        "https://2130706433/",
+        "https://0x7f.1/",
+        "https://0177.0.0.1/",
+        "https://[::ffff:127.0.0.1]/",
+        "https://[0:0:0:0:0:ffff:7f00:1]/",
+        "https://[2001:db8:0:0:1:0:0:1]/",
+        "https://[fe80::1]/",
+        "https://[::]/",
+        "https://0.0.0.0/",
+        "https://255.255.255.255/",
+    ]
+    compared = 0
+    payloads = (CORPORA / "ssrf" / "ssrf_payloads.txt").read_text(encoding="utf-8").splitlines()
+    vectors = [str(t["input"]) for t in URLTESTDATA if not t.get("base")]
+    for raw in vectors + payloads + spellings:
+        try:
+            url = parse(raw)
+        except InvalidURL:
+            continue
+        if url.ip is None:
+            continue
+        assert url.ip == ipaddress.ip_address(url.host), raw
+        assert type(url.ip) is type(ipaddress.ip_address(url.host)), raw
+        compared += 1
+    assert compared > 100
+
+
 def test_parsed_url_carries_what_the_consent_screen_needs() -> None:
     url = parse("HTTPS://User:Pw@BÜCHER.example.co.uk:8443/a/../b?q=1#frag")
     assert url.href == "https://User:Pw@xn--bcher-kva.example.co.uk:8443/b?q=1#frag"
@@ -378,6 +412,28 @@ def test_parse_builds_the_same_value_as_the_dataclass_constructor() -> None:
         assert repr(parsed) == repr(built)
         with pytest.raises(dataclasses.FrozenInstanceError):
             parsed.host = "evil.example"  # type: ignore[misc]
+
+
+def test_carried_items_are_the_values_the_dataclass_constructor_builds() -> None:
+    # carried_urls sets each item's slots directly, as parse() does: every item must be the
+    # very value the constructor builds from the same fields, and frozen.
+    import dataclasses
+
+    from urlvet.url import CarriedURL
+
+    link = parse(
+        "https://www.google.com/url?q=https%3A%2F%2Fa.example%2F%3Fnext%3Dhttps%253A%252F%252Fb"
+        ".example%252F&u=a1aHR0cHM6Ly9jLmV4YW1wbGUv&r=javascript:alert(1)"
+    )
+    items = carried_urls(link)
+    assert [i.depth for i in items] == [1, 1, 1, 2]
+    for item in items:
+        built = CarriedURL(**{f.name: getattr(item, f.name) for f in dataclasses.fields(item)})
+        assert item == built
+        assert hash(item) == hash(built)
+        assert repr(item) == repr(built)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            item.value = "https://evil.example/"  # type: ignore[misc]
 
 
 def test_parts_read_off_the_href_are_the_parts_ada_url_gives() -> None:

@@ -13,6 +13,7 @@ on a bare domain, and the parse itself reads those facts (:mod:`~urlvet.url.host
 from __future__ import annotations
 
 import ipaddress
+import socket
 from dataclasses import dataclass, fields
 from enum import Enum
 from typing import Any
@@ -115,6 +116,15 @@ class ParsedURL:
         return self.host_unicode
 
 
+# The parser writes an IP address host in its one serialisation (dotted decimal; RFC 5952
+# IPv6): read from its four or sixteen bytes, the address is the same as from its text, at a
+# fifth of the cost of ipaddress's own text parser (a test compares the two).
+_IPV4 = ipaddress.IPv4Address
+_IPV6 = ipaddress.IPv6Address
+_INET_ATON = socket.inet_aton
+_INET_PTON = socket.inet_pton
+
+
 def parse(raw: str, base: str | None = None) -> ParsedURL:
     """Parse ``raw`` as a browser's address bar would, or relative to ``base`` when given.
 
@@ -144,12 +154,12 @@ def parse(raw: str, base: str | None = None) -> ParsedURL:
     ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None = None
     if host_type == 1:
         kind = HostKind.IPV4
-        ip = ipaddress.IPv4Address(hostname)
+        ip = _IPV4(_INET_ATON(hostname))
         host = hostname
     elif host_type == 2:
         kind = HostKind.IPV6
         host = hostname.strip("[]")
-        ip = ipaddress.IPv6Address(host)
+        ip = _IPV6(_INET_PTON(socket.AF_INET6, host))
     elif not hostname:
         kind = HostKind.EMPTY
         host = ""
