@@ -160,8 +160,11 @@ def _verdict_json(
         facts["server"],
     )
     findings = facts["findings"]
+    url_json = encode_basestring_ascii(url)
+    # The href is the URL as given for most URLs (a browser changes nothing): written once.
+    href_json = url_json if href == url else _json_text(href)
     return (
-        f'"url":{encode_basestring_ascii(url)},"href":{_json_text(href)}'
+        f'"url":{url_json},"href":{href_json}'
         f',"decision":"{facts["decision"]._value_}"'
         f',"findings":{_findings_json(findings, messages, secrets) if findings else "[]"}'
         f'{members},"tls":{"null" if tls is None else _json_value(tls.model_dump(mode="json"))}'
@@ -203,14 +206,22 @@ def _findings_json(
     enc = encode_basestring_ascii
     items = []
     for f, message in zip(findings, messages, strict=True):
-        cwe = f.cwe
         items.append(
-            f'{{"code":{enc(f.code)},"name":{enc(f.name)},"severity":"{f.severity._value_}"'
-            f',"message":{enc(message)}'
-            f',"evidence":{_evidence_json(f.evidence, secrets)}'
-            f',"cwe":{"null" if cwe is None else int(cwe)}}}'
+            f"{_finding_head(f.code, f.name, f.severity)}{enc(message)}"
+            f',"evidence":{_evidence_json(f.evidence, secrets)}{_finding_tail(f.cwe)}'
         )
     return "[" + ",".join(items) + "]"
+
+
+@lru_cache(maxsize=memo_size(1024))
+def _finding_head(code: str, name: str, severity: Severity) -> str:
+    """A finding's JSON up to its message: the same few for every record."""
+    enc = encode_basestring_ascii
+    return f'{{"code":{enc(code)},"name":{enc(name)},"severity":"{severity._value_}","message":'
+
+
+def _finding_tail(cwe: int | None) -> str:
+    return ',"cwe":null}' if cwe is None else f',"cwe":{int(cwe)}}}'
 
 
 def _evidence_json(evidence: Any, secrets: set[str] | frozenset[str] | None) -> str:
