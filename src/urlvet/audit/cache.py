@@ -13,6 +13,9 @@ CACHE_SIZE = 262_144
 CACHE_BYTES = 24 << 20
 """The most bytes (estimated) of cached records: the bound that usually applies."""
 
+SHRINK_MARGIN = 64
+"""A full cache evicts down to this fraction (1/64) below each bound at once."""
+
 Key = tuple[str, str | None, str | None]
 """What a record is cached under: the URL, the server (a URL or 'stdio') and the message."""
 
@@ -23,26 +26,30 @@ class RecordCache:
 
     The byte bound is an estimate of what an entry holds (its strings plus a fixed overhead):
     records for long URLs or JSON output are larger, and a count alone would let them grow
-    the cache past any memory target.
+    the cache past any memory target. Each entry's estimate is kept beside it: once the
+    cache is full, every new record evicts an old one, and the old one's estimate is then
+    read, not computed again.
     """
 
     __slots__ = (
-        "before_used",
         "budget",
+        "costs",
         "data",
         "hits",
         "misses",
         "size",
         "used",
     )
-    OVERHEAD = 400  # the key and record tuples, the dict entry, string headers (measured)
+    OVERHEAD = 480  # the key and record tuples, the dict entries, string headers (measured)
 
     def __init__(self, size: int, budget: int) -> None:
         self.data: OrderedDict[Key, Record] = OrderedDict()
+        self.costs: dict[Key, int] = {}
+        """The estimated bytes of each entry's record (see :meth:`cost`)."""
         self.size = max(1, size)
         self.budget = max(1, budget)
         self.used = 0
-        """Estimated bytes of the vetted records."""
+        """Estimated bytes of the vetted records: the sum of :attr:`costs`."""
         self.hits = 0
         self.misses = 0
 
@@ -62,29 +69,33 @@ class RecordCache:
 
     def put(self, key: Key, rec: Record) -> None:
         """Cache the vetted record ``rec`` under ``key`` (in place of any vetted record
-        there), evicting the least recently used vetted records beyond the bounds."""
-        old = self.data.get(key)
-        if old is not None:
-            self.used -= self.cost(key, old)
-        self.add(key, rec)
-
-    def add(self, key: Key, rec: Record) -> None:
-        """Cache the vetted record ``rec`` under ``key``, which is not cached; as :meth:`put`."""
+        there, now the most recently used), evicting the least recently used vetted records
+        beyond the bounds."""
         data = self.data
+        old = self.costs.get(key)
+        if old is not None:
+            self.used -= old
+            data.move_to_end(key)
+        cost = self.cost(key, rec)
         data[key] = rec
-        self.used += self.cost(key, rec)
+        self.costs[key] = cost
+        self.used += cost
         if self.used > self.budget or len(data) > self.size:
             self._shrink()
 
     def _shrink(self) -> None:
-        """Evict vetted records, least recently used first, until the cache is in bounds."""
+        """Evict vetted records, least recently used first, until the cache is in bounds
+        with a margin of :data:`SHRINK_MARGIN` of each: a full cache shrinks once every so
+        many new records, not at each."""
         data = self.data
-        cost = self.cost
-        size = self.size
-        budget = self.budget
-        while len(data) > 1 and (len(data) > size or self.used > budget):
-            k, r = data.popitem(last=False)
-            self.used -= cost(k, r)
+        costs = self.costs
+        size = self.size - self.size // SHRINK_MARGIN
+        budget = self.budget - self.budget // SHRINK_MARGIN
+        used = self.used
+        while len(data) > 1 and (len(data) > size or used > budget):
+            key, _ = data.popitem(last=False)
+            used -= costs.pop(key)
+        self.used = used
 
     @classmethod
     def cost(cls, key: Key, rec: Record) -> int:
