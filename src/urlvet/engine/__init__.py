@@ -178,6 +178,8 @@ class Vetter:
         state = self._offline(url, as_server(server), message)
         compiled = self._compiled
         resolver = self.resolver
+        if resolver is None and not compiled.tls_probe:  # an offline policy: nothing to add
+            return self._finish(state, None)
         name = None if resolver is None else dns_name(compiled, state.url, state.findings)
         resolution = None if name is None else resolver.resolve(name)  # type: ignore[union-attr]
         add_dns(compiled, state, resolution)
