@@ -301,6 +301,54 @@ def test_a_rule_that_needs_a_fact_finds_nothing_without_it() -> None:
     assert checked > 100_000
 
 
+def test_a_rule_that_needs_a_server_finds_nothing_without_one() -> None:
+    # The engine leaves the rules that compare a URL with its server out of the stages of a
+    # URL no server asked for: each declaration is held to the rule's own answers with no
+    # server, on every URL of corpus/, of the external corpora and of the host variants,
+    # under the default and a rich policy (whose server domains and trusted third parties
+    # the rules read).
+    from urlvet.engine.facts import facts_of
+
+    needing = [r for r in all_rules().values() if r.needs_server]
+    assert {r.code for r in needing} == {"UV401", "UV402", "UV403", "UV404", "UV405", "UV406"}
+    cases = load_cases(default_corpus_files())
+    urls = [c.url for c in cases]
+    urls += host_variants(urls) + external_inputs()
+    checked = 0
+    for policy in (Policy(dns={"enabled": False}), Policy.model_validate(RICH_POLICY)):
+        vetter = Vetter(policy, host_cache_size=0)
+        ctx = vetter._context_for(None)
+        settings = policy.compiled.settings
+        for url in urls:
+            facts = facts_of(url, 0, settings)
+            if facts.url is None:
+                continue
+            for rule in needing:
+                assert list(rule.check(rule.viewer(facts), ctx)) == [], (rule.code, url)
+                checked += 1
+    assert checked > 50_000
+
+
+def test_the_rules_that_need_a_server_run_only_for_a_server_and_only_with_memos_on() -> None:
+    cached, uncached = _pair({"dns": {"enabled": False}})
+    plan = cached._plan
+    assert {r.code for r in plan.link} - {r.code for r in plan.link_serverless} == {
+        "UV401",
+        "UV402",
+        "UV403",
+        "UV404",
+        "UV405",
+    }
+    assert {r.code for r in plan.query} - {r.code for r in plan.query_serverless} == {"UV406"}
+    # A server's URL is judged by them, and the same URL with no server is judged the same
+    # by the engine with every memo off, which runs every rule.
+    url = "https://accounts.google.com/o/oauth2/auth?redirect_uri=https%3A%2F%2Fevil.example%2Fcb"
+    for server in ("https://mcp.example.com/mcp", None):
+        assert cached.vet_offline(url, server) == uncached.vet_offline(url, server)
+    assert "UV406" in cached.vet_offline(url, "https://mcp.example.com/mcp").codes
+    assert not uncached._gates
+
+
 def test_a_stage_whose_rules_need_a_missing_fact_is_skipped_and_only_with_memos_on() -> None:
     from urlvet.checks.base import rule as declare_rule
     from urlvet.findings import Severity

@@ -403,6 +403,8 @@ class Rule:
     needs: str | None = None
     """A fact the rule reads and finds nothing without: on a URL where it is empty (false),
     the rule finds nothing (see :func:`rule`)."""
+    needs_server: bool = False
+    """True for a rule that finds nothing on a URL no server asked for (see :func:`rule`)."""
 
     @property
     def host_only(self) -> bool:
@@ -467,6 +469,7 @@ def rule(
     reads: Iterable[str] = (),
     when: WhenFn | None = None,
     needs: str | None = None,
+    needs_server: bool = False,
 ) -> Callable[[CheckFn], CheckFn]:
     """Register a check under ``code``. Its docstring is the rule's documentation.
 
@@ -489,6 +492,10 @@ def rule(
     anything. When every rule of a stage needs it, the engine skips the stage on such URLs;
     with every memo off it runs them all, and ``tests/test_engine.py`` holds each declaration
     to the rule's own answers.
+
+    ``needs_server``: the rule finds nothing on a URL no server asked for (it compares the URL
+    with the server: an audit of a log without ``--server``, a redirect's destination). The
+    engine leaves it out of such URLs' stages, with the same provisos as ``needs``.
     """
     if not _CODE.match(code):
         raise ValueError(f"bad rule code {code!r}")
@@ -505,6 +512,8 @@ def rule(
             )
         if needs is not None:
             made = replace(made, needs=needs)
+        if needs_server:
+            made = replace(made, needs_server=True)
         _register(made, viewer)
         return fn
 

@@ -106,6 +106,7 @@ SITE_FACTS = frozenset(
     Severity.MEDIUM,
     cwe=601,
     reads=SITE_FACTS,
+    needs_server=True,
 )
 def cross_site_from_server(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """The URL's site is not the site of the remote server that asked for it.
@@ -145,6 +146,7 @@ def cross_site_from_server(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     Severity.HIGH,
     cwe=451,
     reads={"host", "host_kind", "registrable_domain", "trusted_entry", "scheme", "ip"},
+    needs_server=True,
 )
 def server_domain_embedded(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """The server's own domain written inside a host that belongs to someone else.
@@ -216,6 +218,7 @@ def _under_any(host: str, domains: frozenset[str]) -> bool:
     Severity.INFO,
     reads=SITE_FACTS,
     needs="trusted_entry",
+    needs_server=True,
 )
 def trusted_third_party_rule(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """The URL is on a third party the policy trusts, such as an identity provider.
@@ -252,6 +255,7 @@ def trusted_third_party_rule(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     "local-callback",
     Severity.INFO,
     reads={"scheme", "effective_port", "host", "host_kind", "ip"},
+    needs_server=True,
 )
 def local_callback(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A local server sends the user to a page on this computer.
@@ -282,6 +286,7 @@ def local_callback(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     Severity.MEDIUM,
     cwe=601,
     reads=SITE_FACTS,
+    needs_server=True,
 )
 def unexpected_domain_for_server(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """The URL is outside the domains the policy expects from this server.
@@ -330,6 +335,7 @@ def unexpected_domain_for_server(url: Facts, ctx: CheckContext) -> Iterator[Hit]
         "scheme",
     },
     needs="carried",
+    needs_server=True,
 )
 def sign_in_redirect_off_site(url: Facts, ctx: CheckContext) -> Iterator[Hit]:
     """A sign-in on another site whose grant comes back to neither the server nor this computer.

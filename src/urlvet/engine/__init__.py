@@ -266,14 +266,16 @@ class Vetter:
                 key = (parsed.host, parsed.host_kind, server)
                 on_host, live = self._host_memo.get(key, self._judge_host, facts, ctx)
                 findings.extend(on_host)
+            # With no server, the rules that need one are left out (with the memos on).
+            alone = server is None and self._gates
             if shared.link:
                 link_key = (server, self._link_key(parsed, facts))
-                findings.extend(self._link_memo.get(link_key, self._judge, shared.link, facts, ctx))
+                rules = shared.link_serverless if alone else shared.link
+                findings.extend(self._link_memo.get(link_key, self._judge, rules, facts, ctx))
             if shared.query and (needed is None or needed(facts)):
                 query_key = (server, self._query_key(parsed, facts))
-                findings.extend(
-                    self._query_memo.get(query_key, self._judge, shared.query, facts, ctx)
-                )
+                rules = shared.query_serverless if alone else shared.query
+                findings.extend(self._query_memo.get(query_key, self._judge, rules, facts, ctx))
             self._run(shared.text, facts, ctx, findings)
             if live:
                 self._run(live, facts, ctx, findings)

@@ -35,6 +35,11 @@ class Plan(NamedTuple):
     query_needs: str | None
     """The fact every query rule needs (``Rule.needs``): on a URL where it is empty, none of
     them can find anything. None when they do not all need one."""
+    link_serverless: tuple[Rule, ...]
+    """The link rules that may find something on a URL no server asked for (all but those
+    with ``Rule.needs_server``)."""
+    query_serverless: tuple[Rule, ...]
+    """The query rules that may, likewise."""
 
 
 def plan(rules: Sequence[Rule]) -> Plan:
@@ -48,7 +53,20 @@ def plan(rules: Sequence[Rule]) -> Plan:
     gated = tuple(r for r in rest if r not in text)
     needs = {r.needs for r in query}
     query_needs = needs.pop() if len(needs) == 1 else None
-    return Plan(host, link, _key(link), query, _key(query), text, gated, query_needs)
+    link_serverless = tuple(r for r in link if not r.needs_server)
+    query_serverless = tuple(r for r in query if not r.needs_server)
+    return Plan(
+        host,
+        link,
+        _key(link),
+        query,
+        _key(query),
+        text,
+        gated,
+        query_needs,
+        link_serverless,
+        query_serverless,
+    )
 
 
 def _key(rules: Iterable[Rule]) -> tuple[str, ...]:
