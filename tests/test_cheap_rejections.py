@@ -205,3 +205,65 @@ def test_a_label_of_letters_and_digits_is_one_word() -> None:
     texts += ["", "ACME-Login", "x_y", "İstanbul", "ǅemal", "ﬁle", "١٢٣", "a--b"]
     wrong = [t for t in texts if words_of(t) != [w for w in _WORD_SPLIT.split(t.lower()) if w]]
     assert wrong == []
+
+
+def test_a_host_that_ends_as_no_key_has_no_redirector_or_trusted_entry() -> None:
+    # redirector_entry and trusted_third_party rule a host out by its last two labels before
+    # walking its parents: on the redirectors of the default policy, of one with redirectors
+    # and trusted third parties of its own (a key of one label turns the look-up off) and of
+    # one with keys under a multi-label suffix, each answers as the walk does.
+    from urlvet import Policy
+    from urlvet.checks.base import host_table_entry, redirector_entry
+    from urlvet.checks.server import trusted_third_party
+    from urlvet.url import InvalidURL, parse
+
+    policies = [
+        Policy(),
+        Policy(redirectors=["*.example.co.uk/go?to", "lnk.example.org?u"]),
+        Policy(redirectors=["localhost/r?next", "*.example.com?u"]),
+        Policy(trusted_third_parties=["*.id.example.co.uk", "login.example.org/oauth"]),
+    ]
+    hosts = [h.strip(".") for h in _words()]
+    hosts += [f"{w}.example.co.uk" for w in _words()[:200]] + [
+        "www.google.com",
+        "google.com.",
+        "WWW.GOOGLE.COM",
+        "l.facebook.com",
+        "lnk.example.org",
+        "a.lnk.example.org",
+        "localhost",
+        "x.co.uk",
+        "co.uk",
+        "login.example.org",
+        "accounts.google.com",
+        "a" * 300 + ".example.com",
+    ]
+    checked = ruled_out = 0
+    for policy in policies:
+        settings = policy.compiled.settings
+        for host in hosts:
+            if not host:
+                continue
+            walked = host_table_entry(host, settings.redirectors)
+            assert redirector_entry(host, settings) == walked, host
+            for path in ("/", "/oauth/authorize", "/go"):
+                try:
+                    url = parse(f"https://{host}{path}")
+                except InvalidURL:
+                    continue
+                expected = _trusted_by_walking(url, settings)
+                assert trusted_third_party(url, settings) == expected, (host, path)
+            checked += 1
+            ruled_out += settings.redirector_tails is not None and walked is None
+    assert checked > 1000
+    assert ruled_out > 1000
+    assert policies[2].compiled.settings.redirector_tails is None  # "localhost": one label
+
+
+def _trusted_by_walking(url: object, settings: object) -> str | None:
+    """trusted_third_party without its look-up of the last two labels."""
+    from dataclasses import replace
+
+    from urlvet.checks.server import trusted_third_party
+
+    return trusted_third_party(url, replace(settings, trusted_tails=None))  # type: ignore[arg-type,type-var]

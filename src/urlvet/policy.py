@@ -34,8 +34,7 @@ from pydantic import (
 
 from urlvet.addresses import parse_networks
 from urlvet.checks import registry
-from urlvet.checks.base import CheckSettings, IPNetwork, Rule
-from urlvet.checks.server import last_two_labels
+from urlvet.checks.base import CheckSettings, IPNetwork, Rule, last_two_labels
 from urlvet.errors import PolicyError
 from urlvet.feeds import FeedKind, FeedSet, FeedSpec, load_feeds, url_key
 from urlvet.findings import Decision, Severity
@@ -750,6 +749,7 @@ def _compile(policy: Policy) -> CompiledPolicy:
         shorteners=frozenset(policy.domains.shorteners),
         shortener_sites=frozenset(site_of(d)[0] or d for d in policy.domains.shorteners),
         redirectors=redirectors,
+        redirector_tails=last_two_labels(redirectors),
         server_domains={k: frozenset(v.domains) for k, v in policy.servers.items()},
         lookalike=_lookalike_index(policy),
         blocked_domain_feeds=_feeds(policy.domains.blocked_files, "domains"),

@@ -84,6 +84,8 @@ class CheckSettings:
     redirectors: Mapping[str, tuple[tuple[str, frozenset[str]], ...]] = field(default_factory=dict)
     """Pages that forward to a URL in a parameter: host (or ``*.domain``) -> (path prefix, '' for
     any path; the parameters that hold the destination)."""
+    redirector_tails: frozenset[str] | None = None
+    """The last two labels of every key of :attr:`redirectors`, as :attr:`trusted_tails`."""
     server_domains: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Per server name: the domains it is expected to send users to."""
     lookalike: Any = None
@@ -681,6 +683,29 @@ def clip(text: str, limit: int = EVIDENCE_LIMIT) -> str:
     return cut(text, limit)
 
 
+def last_two_labels_of(name: str) -> str:
+    """The last two labels of ``name`` (all of it when it has fewer)."""
+    return name[name.rfind(".", 0, max(name.rfind("."), 0)) + 1 :]
+
+
+def last_two_labels(table: Mapping[str, object]) -> frozenset[str] | None:
+    """The last two labels of each key of a table keyed by host or ``*.domain`` (what a host
+    the table has an entry for ends with), or None when a key has fewer."""
+    keys = [key.removeprefix("*.") for key in table]
+    if any(key.count(".") < 1 for key in keys):
+        return None
+    return frozenset(last_two_labels_of(key) for key in keys)
+
+
+def redirector_entry(host: str, settings: CheckSettings) -> tuple[str, Any] | None:
+    """:func:`host_table_entry` of ``host`` in the policy's ``redirectors``, None at once for
+    a host that does not end as any of its keys (nearly every host: one look-up)."""
+    tails = settings.redirector_tails
+    if tails is not None and last_two_labels_of(host.rstrip(".").lower()) not in tails:
+        return None
+    return host_table_entry(host, settings.redirectors)
+
+
 def host_table_entry(host: str, table: Mapping[str, Any]) -> tuple[str, Any] | None:
     """The most specific entry of a table keyed by host or ``*.domain`` for ``host``: the host
     itself, then ``*.parent`` for each parent (``*.example.com`` matches ``example.com`` and
@@ -711,7 +736,7 @@ def redirector_parameters(
     and host with that path."""
     if url.host_kind is not HostKind.DOMAIN or url.scheme not in ("http", "https"):
         return None
-    entry = host_table_entry(url.host, settings.redirectors)
+    entry = redirector_entry(url.host, settings)
     if entry is None:
         return None
     path = url.pathname if pathname is None else pathname

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 from urlvet.checks.base import (
     CheckContext,
@@ -14,6 +14,7 @@ from urlvet.checks.base import (
     clip,
     compared_site,
     host_matches,
+    last_two_labels_of,
     rule,
 )
 from urlvet.findings import Severity
@@ -31,7 +32,7 @@ def trusted_third_party(url: ParsedURL, settings: CheckSettings) -> str | None:
     """The policy entry that vouches for this URL as a trusted third party, or None: how the
     fact ``trusted_entry`` is computed."""
     tails = settings.trusted_tails
-    if tails is not None and _last_two_labels(url.host.rstrip(".").lower()) not in tails:
+    if tails is not None and last_two_labels_of(url.host.rstrip(".").lower()) not in tails:
         return None  # no key ends as the host does: nearly every host, one look-up
     for key, prefix in _trusted_entries(url, settings):
         if (
@@ -72,19 +73,6 @@ def _trusted_entries(url: ParsedURL, settings: CheckSettings) -> Iterator[tuple[
             return
         key = "*." + host[dot + 1 :]
         dot = host.find(".", dot + 1)
-
-
-def _last_two_labels(name: str) -> str:
-    return name[name.rfind(".", 0, max(name.rfind("."), 0)) + 1 :]
-
-
-def last_two_labels(table: Mapping[str, object]) -> frozenset[str] | None:
-    """The last two labels of each key of a table keyed by host or ``*.domain`` (what a host
-    the table has an entry for ends with), or None when a key has fewer."""
-    keys = [key.removeprefix("*.") for key in table]
-    if any(key.count(".") < 1 for key in keys):
-        return None
-    return frozenset(_last_two_labels(key) for key in keys)
 
 
 def _expected_domains(ctx: CheckContext) -> frozenset[str] | None:

@@ -15,8 +15,8 @@ from urlvet.checks.base import (
     Facts,
     Hit,
     clip,
-    host_table_entry,
     onward,
+    redirector_entry,
     redirector_parameters,
     rule,
 )
@@ -49,7 +49,7 @@ def _wraps_or_redirects(url: Facts, ctx: CheckContext) -> bool:
     # Only a wrapper's site, or a page the policy lists as a redirector, can wrap a link.
     return url.host_kind is HostKind.DOMAIN and (
         may_be_wrapper_site(url.registrable_domain)
-        or host_table_entry(url.host, ctx.settings.redirectors) is not None
+        or redirector_entry(url.host, ctx.settings) is not None
     )
 
 
