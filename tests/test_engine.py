@@ -349,6 +349,81 @@ def test_the_rules_that_need_a_server_run_only_for_a_server_and_only_with_memos_
     assert not uncached._gates
 
 
+def test_the_members_of_a_family_find_nothing_with_a_quiet_analysis() -> None:
+    # The engine runs no member of a family whose analysis it declares quiet (the lookalike
+    # rules on a host that imitates nothing): the declaration is held to the members' own
+    # answers on every URL of corpus/, of the external corpora and of the host variants, from
+    # every kind of server, under the default and a rich policy; and both kinds of analysis
+    # are met.
+    from urlvet.engine.facts import facts_of
+    from urlvet.server import as_server
+
+    members = [r for r in all_rules().values() if r.analysis is not None]
+    families = {r.analysis.name: r.analysis for r in members if r.analysis is not None}
+    assert set(families) == {"lookalike"}
+    assert all(f.quiet is not None for f in families.values())
+    cases = load_cases(default_corpus_files())
+    urls = [c.url for c in cases]
+    urls += host_variants(urls) + external_inputs()
+    quiet = loud = 0
+    for policy in (Policy(dns={"enabled": False}), Policy.model_validate(RICH_POLICY)):
+        vetter = Vetter(policy, host_cache_size=0)
+        settings = policy.compiled.settings
+        contexts = [vetter._context_for(as_server(s)) for s in SERVERS]
+        for url in urls:
+            facts = facts_of(url, 0, settings)
+            if facts.url is None:
+                continue
+            for ctx in contexts:
+                for fam in families.values():
+                    first = next(r for r in members if r.analysis is fam)
+                    analysis = fam.analysis(first.viewer(facts), ctx)
+                    assert fam.quiet is not None
+                    if not fam.quiet(analysis):
+                        loud += 1
+                        continue
+                    quiet += 1
+                    for rule in members:
+                        if rule.analysis is fam:
+                            assert rule.member is not None
+                            view = rule.viewer(facts)
+                            assert list(rule.member(view, ctx, analysis)) == [], (rule.code, url)
+    assert quiet > 10_000
+    assert loud > 500
+
+
+def test_a_quiet_analysis_runs_no_member_and_only_with_memos_on() -> None:
+    from dataclasses import replace
+
+    from urlvet.checks.base import Rule
+
+    cached, uncached = _pair({"dns": {"enabled": False}})
+    calls: list[str] = []
+
+    def counting(rule: Rule) -> Rule:
+        inner = rule.member
+        assert inner is not None
+
+        def member(view: Any, ctx: Any, analysis: Any) -> Any:
+            calls.append(rule.code)
+            return inner(view, ctx, analysis)
+
+        return replace(rule, member=member)
+
+    for vetter in (cached, uncached):
+        plan = vetter._plan
+        counted = tuple(counting(r) if r.analysis is not None else r for r in plan.host)
+        assert sum(r.analysis is not None for r in counted) == 6
+        object.__setattr__(vetter, "_plan", plan._replace(host=counted))  # a test's spy
+    cached.vet_offline("https://www.example.org/")  # imitates nothing
+    assert calls == []
+    uncached.vet_offline("https://www.example.org/")
+    assert len(calls) == 6  # every memo off: every member runs
+    calls.clear()
+    assert "UV302" in cached.vet_offline("https://paypa1.com/").codes
+    assert len(calls) == 6
+
+
 def test_a_stage_whose_rules_need_a_missing_fact_is_skipped_and_only_with_memos_on() -> None:
     from urlvet.checks.base import rule as declare_rule
     from urlvet.findings import Severity

@@ -370,6 +370,9 @@ class Family:
     """Given a view of the facts it reads and the context: the analysis."""
     reads: frozenset[str] = frozenset()
     """The facts the analysis reads."""
+    quiet: Callable[[Any], bool] | None = field(default=None, repr=False)
+    """Given the analysis: True when no member can find anything with it (a host that
+    imitates nothing). The engine then runs no member (see :func:`family`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -437,17 +440,27 @@ class Rule:
             return self.reads
         return self.reads | self.analysis.reads
 
-    def run(self, facts: Any, ctx: CheckContext, analyses: dict[str, Any]) -> Iterable[Hit]:
+    def run(
+        self, facts: Any, ctx: CheckContext, analyses: dict[str, Any], *, hush: bool = False
+    ) -> Iterable[Hit]:
         """The rule's hits on ``facts``; a family's analysis is computed once per URL and kept
-        in ``analyses`` (by family name) for the other members."""
-        view = self.viewer(facts)
-        if self.analysis is None or self.member is None:
-            return self.check(view, ctx)
+        in ``analyses`` (by family name) for the other members. With ``hush``, a member of a
+        family whose analysis is quiet (:attr:`Family.quiet`) is not run."""
         family = self.analysis
-        if family.name not in analyses:
-            analyses[family.name] = family.analysis(view, ctx)
-        return self.member(view, ctx, analyses[family.name])
+        if family is None or self.member is None:
+            return self.check(self.viewer(facts), ctx)
+        view = None
+        analysis = analyses.get(family.name, _UNSET)
+        if analysis is _UNSET:  # the first member: the analysis reads its view
+            view = self.viewer(facts)
+            analysis = analyses[family.name] = family.analysis(view, ctx)
+        if hush and family.quiet is not None and family.quiet(analysis):
+            return ()
+        return self.member(self.viewer(facts) if view is None else view, ctx, analysis)
 
+
+_UNSET = object()
+"""A family's analysis not yet computed for the URL (None is an analysis)."""
 
 _DEFINED: dict[str, Rule] = {}
 
@@ -522,13 +535,20 @@ def rule(
     return register
 
 
-def family(name: str, reads: Iterable[str]) -> Callable[[Callable[..., Any]], Family]:
+def family(
+    name: str, reads: Iterable[str], quiet: Callable[[Any], bool] | None = None
+) -> Callable[[Callable[..., Any]], Family]:
     """Declare a family's one analysis (a function of a view of ``reads`` and the context);
-    its member rules are registered with :func:`member`."""
+    its member rules are registered with :func:`member`.
+
+    ``quiet``: given the analysis, True when no member can find anything with it (for the
+    lookalike rules: a host that imitates nothing, most hosts). The engine then runs none of
+    the members on that URL; like ``needs``, not with every memo off, and
+    ``tests/test_engine.py`` holds the declaration to the members' own answers."""
     declared = _checked_reads(name, "url", reads)
 
     def register(fn: Callable[[Any, CheckContext], Any]) -> Family:
-        return Family(name, fn, declared)
+        return Family(name, fn, declared, quiet)
 
     return register
 

@@ -49,7 +49,12 @@ _LOOKALIKE_READS = (
 )
 
 
-@family("lookalike", reads=_LOOKALIKE_READS)
+def _imitates_nothing(report: LookalikeReport | None) -> bool:
+    # Every member reports one kind of the report's matches, and nothing without one.
+    return report is None or not report.matches
+
+
+@family("lookalike", reads=_LOOKALIKE_READS, quiet=_imitates_nothing)
 def lookalike_analysis(url: Facts, ctx: CheckContext) -> LookalikeReport | None:
     """The index's analysis of the URL's host, which the six lookalike rules (UV302-UV307)
     each report a part of: the engine computes it once per URL for all six."""

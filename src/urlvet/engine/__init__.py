@@ -309,12 +309,13 @@ class Vetter:
         """:meth:`_judge`, the findings added to ``out``."""
         severities = self._compiled.severities
         analyses: dict[str, Any] = {}
+        hush = self._gates  # a family's quiet analysis runs no member: off with the memos
         for rule in rules:
             # Rule.run, without its call for a rule outside a family (nearly every run).
             hits = (
                 rule.check(rule.viewer(facts), ctx)
                 if rule.member is None or rule.analysis is None
-                else rule.run(facts, ctx, analyses)
+                else rule.run(facts, ctx, analyses, hush=hush)
             )
             for hit in hits:
                 out.append(finding_of(rule, hit, severities.get(rule.code)))
