@@ -16,7 +16,7 @@ from functools import cache
 
 import pytest
 
-from support.corpora import CORPORA, load, strings_in
+from support.corpora import CORPORA, LOOKALIKE_CORPUS_FILES, load, strings_in
 from urlvet import Vetter
 from urlvet.brands import (
     _WORD_SPLIT,
@@ -34,14 +34,6 @@ from urlvet.lookalike.spelling import _SPELLING_CHARS, ascii_translation
 from urlvet.policy import load_policy
 from urlvet.steps import StepIndex, _deletions, fold_letters, fold_pairs
 
-CORPUS_FILES = (
-    "lookalike/chromium_lookalike_cases.json",
-    "lookalike/chromium_top_bucket_domains_crux202309.json",
-    "lookalike/dnstwist_google.json",
-    "lookalike/dnstwist_paypal.json",
-    "idn/chromium_idn_cases.json",
-    "idn/chromium_idn_extra_cases.json",
-)
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -64,7 +56,7 @@ def _words() -> tuple[str, ...]:
     """The lower-case words of the corpora's strings, of the protected domains' and brand
     names' lookalikes, and of ordinary names."""
     found: dict[str, None] = {}
-    for name in CORPUS_FILES:
+    for name in LOOKALIKE_CORPUS_FILES:
         for text in strings_in(load(name)):
             found.update(dict.fromkeys(_WORD.findall(text.lower())))
     names = brand_names()
@@ -151,7 +143,7 @@ def test_the_keyword_trie_finds_what_the_alternation_finds(keywords: tuple[str, 
 
 
 def test_the_corpora_are_where_the_tests_say() -> None:
-    assert all((CORPORA / name).is_file() for name in CORPUS_FILES)
+    assert all((CORPORA / name).is_file() for name in LOOKALIKE_CORPUS_FILES)
 
 
 @pytest.mark.parametrize(
@@ -200,7 +192,7 @@ def test_a_host_none_of_a_lists_last_labels_ends_is_under_none_of_it() -> None:
 
 def test_a_label_of_letters_and_digits_is_one_word() -> None:
     texts = [*_words()]
-    for name in CORPUS_FILES:
+    for name in LOOKALIKE_CORPUS_FILES:
         texts.extend(strings_in(load(name)))
     texts += ["", "ACME-Login", "x_y", "İstanbul", "ǅemal", "ﬁle", "١٢٣", "a--b"]
     wrong = [t for t in texts if words_of(t) != [w for w in _WORD_SPLIT.split(t.lower()) if w]]

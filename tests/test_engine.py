@@ -270,34 +270,41 @@ def test_rules_with_a_condition_run_where_it_passes_and_find_what_they_find_with
     assert "UV215" in {r.code for r in entry[1]}
 
 
+def _declared_cases() -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """(the contexts of SERVERS, a URL's facts) for every URL of corpus/, of the external
+    corpora and of the host variants that parses, under the default and a rich policy: where
+    the engine's declarations (``needs``, ``needs_server``, a family's ``quiet``) are held to
+    the rules' own answers."""
+    from urlvet.engine.facts import facts_of
+    from urlvet.server import as_server
+
+    urls = [c.url for c in load_cases(default_corpus_files())]
+    urls += host_variants(urls) + external_inputs()
+    for policy in (Policy(dns={"enabled": False}), Policy.model_validate(RICH_POLICY)):
+        vetter = Vetter(policy, host_cache_size=0)
+        settings = policy.compiled.settings
+        contexts = tuple(vetter._context_for(as_server(s)) for s in SERVERS)
+        for url in urls:
+            facts = facts_of(url, 0, settings)
+            if facts.url is not None:
+                yield contexts, facts
+
+
 def test_a_rule_that_needs_a_fact_finds_nothing_without_it() -> None:
     # The engine skips a stage whose rules all need a fact on a URL without it: each
     # declaration is held to the rule's own answers, on every URL of corpus/, of the external
     # corpora and of the host variants where the fact is empty, from every kind of server,
     # under the default and a rich policy.
-    from urlvet.engine.facts import facts_of
-    from urlvet.server import as_server
-
     needing = [r for r in all_rules().values() if r.needs is not None]
     assert {r.code for r in needing} >= {"UV210", "UV213", "UV214", "UV406"}
-    cases = load_cases(default_corpus_files())
-    urls = [c.url for c in cases]
-    urls += host_variants(urls) + external_inputs()
     checked = 0
-    for policy in (Policy(dns={"enabled": False}), Policy.model_validate(RICH_POLICY)):
-        vetter = Vetter(policy, host_cache_size=0)
-        settings = policy.compiled.settings
-        contexts = [vetter._context_for(as_server(s)) for s in SERVERS]
-        for url in urls:
-            facts = facts_of(url, 0, settings)
-            if facts.url is None:
+    for contexts, facts in _declared_cases():
+        for rule in needing:
+            if getattr(facts, rule.needs):  # type: ignore[arg-type]
                 continue
-            for rule in needing:
-                if getattr(facts, rule.needs):  # type: ignore[arg-type]
-                    continue
-                for ctx in contexts:
-                    assert list(rule.check(rule.viewer(facts), ctx)) == [], (rule.code, url)
-                    checked += 1
+            for ctx in contexts:
+                assert list(rule.check(rule.viewer(facts), ctx)) == [], (rule.code, facts.raw)
+                checked += 1
     assert checked > 100_000
 
 
@@ -307,25 +314,14 @@ def test_a_rule_that_needs_a_server_finds_nothing_without_one() -> None:
     # server, on every URL of corpus/, of the external corpora and of the host variants,
     # under the default and a rich policy (whose server domains and trusted third parties
     # the rules read).
-    from urlvet.engine.facts import facts_of
-
     needing = [r for r in all_rules().values() if r.needs_server]
     assert {r.code for r in needing} == {"UV401", "UV402", "UV403", "UV404", "UV405", "UV406"}
-    cases = load_cases(default_corpus_files())
-    urls = [c.url for c in cases]
-    urls += host_variants(urls) + external_inputs()
+    assert SERVERS[0] is None
     checked = 0
-    for policy in (Policy(dns={"enabled": False}), Policy.model_validate(RICH_POLICY)):
-        vetter = Vetter(policy, host_cache_size=0)
-        ctx = vetter._context_for(None)
-        settings = policy.compiled.settings
-        for url in urls:
-            facts = facts_of(url, 0, settings)
-            if facts.url is None:
-                continue
-            for rule in needing:
-                assert list(rule.check(rule.viewer(facts), ctx)) == [], (rule.code, url)
-                checked += 1
+    for contexts, facts in _declared_cases():
+        for rule in needing:
+            assert list(rule.check(rule.viewer(facts), contexts[0])) == [], (rule.code, facts.raw)
+            checked += 1
     assert checked > 50_000
 
 
@@ -355,39 +351,26 @@ def test_the_members_of_a_family_find_nothing_with_a_quiet_analysis() -> None:
     # answers on every URL of corpus/, of the external corpora and of the host variants, from
     # every kind of server, under the default and a rich policy; and both kinds of analysis
     # are met.
-    from urlvet.engine.facts import facts_of
-    from urlvet.server import as_server
-
     members = [r for r in all_rules().values() if r.analysis is not None]
     families = {r.analysis.name: r.analysis for r in members if r.analysis is not None}
     assert set(families) == {"lookalike"}
     assert all(f.quiet is not None for f in families.values())
-    cases = load_cases(default_corpus_files())
-    urls = [c.url for c in cases]
-    urls += host_variants(urls) + external_inputs()
     quiet = loud = 0
-    for policy in (Policy(dns={"enabled": False}), Policy.model_validate(RICH_POLICY)):
-        vetter = Vetter(policy, host_cache_size=0)
-        settings = policy.compiled.settings
-        contexts = [vetter._context_for(as_server(s)) for s in SERVERS]
-        for url in urls:
-            facts = facts_of(url, 0, settings)
-            if facts.url is None:
-                continue
-            for ctx in contexts:
-                for fam in families.values():
-                    first = next(r for r in members if r.analysis is fam)
-                    analysis = fam.analysis(first.viewer(facts), ctx)
-                    assert fam.quiet is not None
-                    if not fam.quiet(analysis):
-                        loud += 1
-                        continue
-                    quiet += 1
-                    for rule in members:
-                        if rule.analysis is fam:
-                            assert rule.member is not None
-                            view = rule.viewer(facts)
-                            assert list(rule.member(view, ctx, analysis)) == [], (rule.code, url)
+    for contexts, facts in _declared_cases():
+        for ctx in contexts:
+            for fam in families.values():
+                first = next(r for r in members if r.analysis is fam)
+                analysis = fam.analysis(first.viewer(facts), ctx)
+                assert fam.quiet is not None
+                if not fam.quiet(analysis):
+                    loud += 1
+                    continue
+                quiet += 1
+                for rule in members:
+                    if rule.analysis is fam:
+                        assert rule.member is not None
+                        found = list(rule.member(rule.viewer(facts), ctx, analysis))
+                        assert found == [], (rule.code, facts.raw)
     assert quiet > 10_000
     assert loud > 500
 

@@ -14,7 +14,7 @@ from functools import cache
 
 import pytest
 
-from support.corpora import load, strings_in
+from support.corpora import LOOKALIKE_CORPUS_FILES, load, strings_in
 from urlvet.lookalike import (
     DEFAULT_KEYWORDS,
     LookalikeIndex,
@@ -24,15 +24,6 @@ from urlvet.lookalike import (
     default_protected_domains,
 )
 from urlvet.url import HostKind, InvalidURL, ParsedURL, parse
-
-CORPUS_FILES = (
-    "lookalike/chromium_lookalike_cases.json",
-    "lookalike/chromium_top_bucket_domains_crux202309.json",
-    "lookalike/dnstwist_google.json",
-    "lookalike/dnstwist_paypal.json",
-    "idn/chromium_idn_cases.json",
-    "idn/chromium_idn_extra_cases.json",
-)
 
 WORDS = ("shop", "acme", "north", "cloud", "delta", "pixel", "mail", "docs", "data", "nova")
 SUBDOMAINS = ("", "www.", "api.", "mail.", "cdn.", "login.", "docs.", "a.b.")
@@ -137,7 +128,7 @@ def _ordinary() -> Iterator[str]:
 @cache
 def _hosts() -> tuple[ParsedURL, ...]:
     texts: list[str] = list(HOSTILE)
-    for name in CORPUS_FILES:
+    for name in LOOKALIKE_CORPUS_FILES:
         texts.extend(strings_in(load(name)))
     for domain in default_protected_domains():
         texts.extend(_brand_lookalikes(domain))

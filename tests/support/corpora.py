@@ -48,3 +48,15 @@ def external_inputs() -> list[str]:
         for line in path.read_text(encoding="utf-8").splitlines():
             found[line.strip()] = None
     return list(found)
+
+
+LOOKALIKE_CORPUS_FILES = (
+    "lookalike/chromium_lookalike_cases.json",
+    "lookalike/chromium_top_bucket_domains_crux202309.json",
+    "lookalike/dnstwist_google.json",
+    "lookalike/dnstwist_paypal.json",
+    "idn/chromium_idn_cases.json",
+    "idn/chromium_idn_extra_cases.json",
+)
+"""The corpora of hosts (lookalikes, IDN spoofs, popular domains) that the tests of the cheap
+rejections hold them to the full computations on."""
