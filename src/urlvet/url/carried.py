@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import lru_cache
 
 from urlvet.memo import memo_size
@@ -58,29 +58,6 @@ class CarriedURL:
     """How the value was written: ``plain``, ``percent-encoded xN`` (N extra rounds), ``base64``."""
 
 
-# Built as the parser builds a ParsedURL (see parsing.new_parsed): the frozen dataclass's
-# __init__ sets each field through object.__setattr__, the slots' own descriptors directly.
-# Unpacking them here fails at import should the class gain or lose a field.
-(_NAME, _PATH, _VALUE, _TARGET, _DEPTH, _ENCODING) = (
-    CarriedURL.__dict__[f.name].__set__ for f in fields(CarriedURL)
-)
-
-
-def _new_carried(
-    name: str, path: tuple[str, ...], value: str, target: ParsedURL, depth: int, encoding: str
-) -> CarriedURL:
-    """``CarriedURL(name, path, value, target, depth, encoding)``, without the frozen
-    dataclass's ``__init__``: one for every URL a link carries."""
-    item: CarriedURL = object.__new__(CarriedURL)
-    _NAME(item, name)
-    _PATH(item, path)
-    _VALUE(item, value)
-    _TARGET(item, target)
-    _DEPTH(item, depth)
-    _ENCODING(item, encoding)
-    return item
-
-
 def carried_urls(url: ParsedURL) -> tuple[CarriedURL, ...]:
     """Every absolute URL carried in the query of ``url``, and in theirs, at any depth.
 
@@ -121,7 +98,7 @@ def carried_urls(url: ParsedURL) -> tuple[CarriedURL, ...]:
                 if read is None:
                     continue
                 name, text, encoding, target = read
-                item = _new_carried(name, (*path, name), text, target, len(path) + 1, encoding)
+                item = CarriedURL(name, (*path, name), text, target, len(path) + 1, encoding)
             found.append(item)
             if item.target.search and item.depth < MAX_CARRIED_DEPTH:
                 queue.append((item.target, item.path))
@@ -171,7 +148,7 @@ def _kept_first_item(raw_name: str, raw_value: str) -> CarriedURL | None:
     if read is None:
         return None
     name, text, encoding, target = read
-    return _new_carried(name, (name,), text, target, 1, encoding)
+    return CarriedURL(name, (name,), text, target, 1, encoding)
 
 
 def may_carry(search: str) -> bool:
