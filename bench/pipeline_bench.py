@@ -1,10 +1,15 @@
 """What the audit costs around the engine: its ceiling with an engine that costs nothing.
 
-``urlvet audit --no-dns --format jsonl --jobs 2`` on the log mixes (bench/log_mix.py), run as
-it is and run with the engine's offline vetting replaced by a stand-in that only parses the
-URL and returns an empty verdict on it (reading, routing, the record cache, the records, the
-JSON and the merge of the workers' parts all run as usual). The stand-in's rate is the most
-the audit's own pipeline allows on this machine, whatever the engine costs.
+``urlvet audit --no-dns --format jsonl --jobs 2`` on the log mixes (bench/log_mix.py), run
+three ways, the reading, routing, record cache, records, JSON and merge of the workers' parts
+running as usual in each:
+- as it is;
+- with the engine's offline vetting replaced by its host stage alone: the URL parsed, the
+  findings of the rules on its host looked up in the engine's own host memo (computed on a
+  miss), and the verdict on those: what any engine that judges a host once must still do
+  for each URL, with no rule on the URL's own tail;
+- with the offline vetting replaced by a parse and an empty verdict. This rate is the most
+  the audit's own pipeline allows on this machine, whatever the engine costs.
 
     python3 bench/pipeline_bench.py [--lines 1000000] [--runs 1]
 """
@@ -16,6 +21,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
@@ -24,9 +30,11 @@ import audit_bench  # noqa: E402
 import log_mix  # noqa: E402
 
 
-def _child(args: list[str]) -> None:
-    """Run ``urlvet`` with ``args``, the engine's offline vetting a parse and nothing else."""
+def _child(stand_in: str, args: list[str]) -> None:
+    """Run ``urlvet`` with ``args``, the engine's offline vetting replaced by ``stand_in``:
+    ``host`` (its host stage alone) or ``parse`` (a parse and nothing else)."""
     from urlvet.engine import Vetter
+    from urlvet.engine.facts import facts_of
     from urlvet.engine.verdicts import verdict_of
     from urlvet.findings import Decision
     from urlvet.url import InvalidURL, parse
@@ -38,7 +46,19 @@ def _child(args: list[str]) -> None:
             parsed = None
         return verdict_of(str(url), parsed, Decision.ALLOW, (), None, None)
 
-    Vetter.vet_offline = parse_only  # type: ignore[assignment,method-assign]
+    def host_only(self: Vetter, url: object, server: object = None, **_: object) -> object:
+        compiled = self._compiled
+        facts = facts_of(url, 0, compiled.settings)
+        parsed = facts.url
+        found: tuple[Any, ...] = ()
+        if parsed is not None:
+            key = (parsed.host, parsed.host_kind, None)
+            found, _live = self._host_memo.get(key, self._judge_host, facts, self._context)
+        decision = compiled.decide([f.severity for f in found])
+        return verdict_of(facts.raw, parsed, decision, found, None, None)
+
+    stand_ins = {"host": host_only, "parse": parse_only}
+    Vetter.vet_offline = stand_ins[stand_in]  # type: ignore[assignment,method-assign]
     sys.argv = ["urlvet", *args]
     from urlvet.cli import console
 
@@ -59,8 +79,8 @@ def _timed(cmd: list[str]) -> float:
 
 
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        _child(sys.argv[2:])
+    if len(sys.argv) > 2 and sys.argv[1] == "--child":
+        _child(sys.argv[2], sys.argv[3:])
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--lines", type=int, default=1_000_000)
@@ -74,11 +94,12 @@ def main() -> None:
         for _ in range(opts.runs):
             load = os.getloadavg()[0]
             whole = _timed([sys.executable, "-m", "urlvet", *args])
-            stand_in = _timed([sys.executable, __file__, "--child", *args])
+            host = _timed([sys.executable, __file__, "--child", "host", *args])
+            bare = _timed([sys.executable, __file__, "--child", "parse", *args])
             print(
                 f"{tails + ' tails':<11} audit --jobs 2: {opts.lines / whole:9,.0f} URLs/s as it is, "
-                f"{opts.lines / stand_in:9,.0f} URLs/s with an engine that only parses  "
-                f"load {load:.1f}",
+                f"{opts.lines / host:9,.0f} with the host stage alone, "
+                f"{opts.lines / bare:9,.0f} with a parse alone  load {load:.1f}",
                 flush=True,
             )
 
