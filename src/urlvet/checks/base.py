@@ -717,11 +717,16 @@ def last_two_labels(table: Mapping[str, object]) -> frozenset[str] | None:
     return frozenset(last_two_labels_of(key) for key in keys)
 
 
+def ends_as_no_key(host: str, tails: frozenset[str] | None) -> bool:
+    """True when ``host`` cannot have an entry in a table whose keys end with ``tails`` (from
+    :func:`last_two_labels`; None: any host may): one look-up rules out nearly every host."""
+    return tails is not None and last_two_labels_of(host.rstrip(".").lower()) not in tails
+
+
 def redirector_entry(host: str, settings: CheckSettings) -> tuple[str, Any] | None:
     """:func:`host_table_entry` of ``host`` in the policy's ``redirectors``, None at once for
-    a host that does not end as any of its keys (nearly every host: one look-up)."""
-    tails = settings.redirector_tails
-    if tails is not None and last_two_labels_of(host.rstrip(".").lower()) not in tails:
+    a host that does not end as any of its keys (:func:`ends_as_no_key`)."""
+    if ends_as_no_key(host, settings.redirector_tails):
         return None
     return host_table_entry(host, settings.redirectors)
 

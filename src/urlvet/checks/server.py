@@ -13,8 +13,8 @@ from urlvet.checks.base import (
     carried,
     clip,
     compared_site,
+    ends_as_no_key,
     host_matches,
-    last_two_labels_of,
     rule,
 )
 from urlvet.findings import Severity
@@ -31,9 +31,8 @@ from urlvet.url import (
 def trusted_third_party(url: ParsedURL, settings: CheckSettings) -> str | None:
     """The policy entry that vouches for this URL as a trusted third party, or None: how the
     fact ``trusted_entry`` is computed."""
-    tails = settings.trusted_tails
-    if tails is not None and last_two_labels_of(url.host.rstrip(".").lower()) not in tails:
-        return None  # no key ends as the host does: nearly every host, one look-up
+    if ends_as_no_key(url.host, settings.trusted_tails):
+        return None  # no key ends as the host does: nearly every host
     for key, prefix in _trusted_entries(url, settings):
         if (
             not prefix
